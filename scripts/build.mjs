@@ -1,0 +1,38 @@
+// Bundles src/ into dist/main.js. With --if-needed it does nothing when dist is newer than src.
+import { build } from 'esbuild';
+import { readdirSync, statSync, existsSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const outfile = join(root, 'dist', 'main.js');
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+export async function buildIfNeeded({ force = false } = {}) {
+  const sources = Math.max(newestMtime(join(root, 'src')), statSync(join(root, 'package.json')).mtimeMs);
+  if (!force && existsSync(outfile) && statSync(outfile).mtimeMs >= sources) return false;
+  await build({
+    entryPoints: [join(root, 'src', 'main.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+  return true;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await buildIfNeeded({ force: !process.argv.includes('--if-needed') });
+}

@@ -1,0 +1,66 @@
+import { forbidden } from '../platform/errors.js';
+
+/** The scopes of the spec (section 5.1), in the order tools and docs list them. */
+export const SCOPES = [
+  'config:read',
+  'features:write',
+  'tables:write',
+  'menus:write',
+  'hooks:write',
+  'roles:write',
+  'env:write',
+  'config:delete',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Scopes that only an admin may grant, and that work only while the key's user is an admin. */
+export const ADMIN_ONLY_SCOPES: ReadonlySet<Scope> = new Set(['hooks:write', 'roles:write', 'env:write', 'config:delete']);
+
+/** Role permissions: every scope, plus `admin` and `ai_designer` (may create MCP keys). */
+export const PERMISSIONS = [...SCOPES, 'admin', 'ai_designer'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+export function isPermission(value: string): value is Permission {
+  return (PERMISSIONS as readonly string[]).includes(value);
+}
+
+/** Who is calling: carried into every service function, which checks permission itself. */
+export interface Principal {
+  readonly kind: 'user' | 'system' | 'integration';
+  /** The user recorded as author; null for the system and for integrations without `x-userid`. */
+  readonly userId: string | null;
+  readonly label: string;
+  readonly isAdmin: boolean;
+  /** Effective permissions for this request. */
+  readonly permissions: ReadonlySet<Permission>;
+  /** Which adapter the call came through, for the audit trail. */
+  readonly source: 'graphql' | 'mcp' | 'cli' | 'webhook' | 'system';
+  /** The MCP key or integration client the call authenticated with. */
+  readonly credentialId?: string;
+}
+
+/** The operator: the CLI on the machine that holds the data, and start-up tasks. */
+export function systemPrincipal(source: Principal['source'] = 'system'): Principal {
+  return { kind: 'system', userId: null, label: 'system', isAdmin: true, permissions: new Set(PERMISSIONS), source };
+}
+
+/** Throws FORBIDDEN unless the principal holds `permission`. */
+export function requirePermission(principal: Principal, permission: Permission): void {
+  if (!principal.permissions.has(permission)) {
+    throw forbidden(`This action needs the '${permission}' permission`, { missingPermission: permission });
+  }
+}
+
+export function requireAdmin(principal: Principal): void {
+  if (!principal.isAdmin) throw forbidden("This action needs the 'admin' permission", { missingPermission: 'admin' });
+}
+
+/** Permissions of a role as stored, with `admin` implying every permission. */
+export function rolePermissions(stored: readonly string[]): Set<Permission> {
+  if (stored.includes('admin')) return new Set(PERMISSIONS);
+  return new Set(stored.filter(isPermission));
+}

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { idSchema } from '../platform/validation.js';
+import { PERMISSIONS } from './permissions.js';
+
+const email = z.string().trim().toLowerCase().pipe(z.email('must be a valid e-mail address'));
+const password = z
+  .string()
+  .min(8, 'must be at least 8 characters')
+  .max(200, 'must be at most 200 characters');
+const permission = z.enum(PERMISSIONS, { message: `must be one of ${PERMISSIONS.join(', ')}` });
+const roleName = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,49}$/, 'must start with a letter and use only letters, digits, _ and - (at most 50)');
+
+export const loginInput = z.object({
+  email: z.string().min(1, 'is required').max(320),
+  password: z.string().min(1, 'is required').max(200),
+});
+
+export const createUserInput = z.object({
+  email,
+  password,
+  name: z.string().trim().max(100).default(''),
+  /** Role `_id` or name. */
+  role: z.string().trim().min(1).default('viewer'),
+});
+
+export const updateUserInput = z.object({
+  _id: idSchema,
+  name: z.string().trim().max(100).optional(),
+  role: z.string().trim().min(1).optional(),
+  disabled: z.boolean().optional(),
+  password: password.optional(),
+});
+
+export const createRoleInput = z.object({
+  name: roleName,
+  description: z.string().max(500).default(''),
+  permissions: z.array(permission).max(PERMISSIONS.length).default([]),
+});
+
+export const updateRoleInput = z.object({
+  _id: idSchema,
+  description: z.string().max(500).optional(),
+  permissions: z.array(permission).max(PERMISSIONS.length).optional(),
+});
+
+export const grantFeatureAccessInput = z.object({
+  featureId: idSchema,
+  roleIds: z.array(idSchema).max(100),
+});
+
+export type CreateUserInput = z.input<typeof createUserInput>;
+export type UpdateUserInput = z.input<typeof updateUserInput>;
+export type CreateRoleInput = z.input<typeof createRoleInput>;
+export type UpdateRoleInput = z.input<typeof updateRoleInput>;
+export type GrantFeatureAccessInput = z.input<typeof grantFeatureAccessInput>;

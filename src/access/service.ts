@@ -1,0 +1,399 @@
+import { recordAudit } from '../audit/writer.js';
+import { hashPassword, newId, randomSecret, sha256Hex, verifyPassword } from '../platform/crypto.js';
+import type { PlatformContext } from '../platform/context.js';
+import type { Db } from '../platform/db/index.js';
+import type { Row } from '../platform/db/types.js';
+import { badInput, conflict, forbidden, notFound, unauthenticated } from '../platform/errors.js';
+import { parseInput } from '../platform/validation.js';
+import {
+  requireAdmin,
+  requirePermission,
+  rolePermissions,
+  type Principal,
+} from './permissions.js';
+import {
+  createRoleInput,
+  createUserInput,
+  grantFeatureAccessInput,
+  loginInput,
+  updateRoleInput,
+  updateUserInput,
+  type CreateRoleInput,
+  type CreateUserInput,
+  type GrantFeatureAccessInput,
+  type UpdateRoleInput,
+  type UpdateUserInput,
+} from './schema.js';
+
+export const SESSION_TOKEN_PREFIX = 'trs_';
+
+/** Built-in roles created on first start. */
+export const DEFAULT_ROLES = [
+  { name: 'admin', description: 'Full control of the application', permissions: ['admin'] },
+  {
+    name: 'designer',
+    description: 'Builds features, tables and menus; may create MCP keys',
+    permissions: ['config:read', 'features:write', 'tables:write', 'menus:write', 'ai_designer'],
+  },
+  { name: 'viewer', description: 'Reads the configuration', permissions: ['config:read'] },
+] as const;
+
+export interface User {
+  _id: string;
+  email: string;
+  name: string;
+  roleId: string;
+  roleName: string;
+  isOwner: boolean;
+  disabled: boolean;
+  createdAt: Date;
+}
+
+export interface Role {
+  _id: string;
+  name: string;
+  description: string;
+  permissions: string[];
+  builtin: boolean;
+}
+
+export interface Session {
+  token: string;
+  expires_in: number;
+  token_type: 'Bearer';
+}
+
+type UserWithRole = Row<'users'> & { role_name: string; role_permissions: string[] };
+
+export class AccessService {
+  constructor(private readonly ctx: PlatformContext) {}
+
+  /** Exchanges e-mail and password for a session token. Every failure is the same 401. */
+  async login(input: unknown): Promise<Session> {
+    const { email, password } = parseInput(loginInput, input);
+    const user = await this.ctx.db
+      .selectFrom('users')
+      .selectAll()
+      .where('email', '=', email.trim().toLowerCase())
+      .executeTakeFirst();
+    const valid = user ? await verifyPassword(password, user.password_hash) : await burnPasswordCheck(password);
+    if (!user || !valid || user.disabled) throw unauthenticated();
+    const token = SESSION_TOKEN_PREFIX + randomSecret();
+    const ttl = this.ctx.config.sessionTtlSeconds;
+    await this.ctx.db
+      .insertInto('user_sessions')
+      .values({ token_hash: sha256Hex(token), user_id: user.id, expires_at: new Date(Date.now() + ttl * 1000) })
+      .execute();
+    return { token, expires_in: ttl, token_type: 'Bearer' };
+  }
+
+  /** Ends the session of `token`; unknown tokens are ignored. */
+  async logout(token: string): Promise<void> {
+    await this.ctx.db.deleteFrom('user_sessions').where('token_hash', '=', sha256Hex(token)).execute();
+  }
+
+  /** The principal of a session token, with the user's permissions as they are now. */
+  async authenticateSession(token: string, source: Principal['source'] = 'graphql'): Promise<Principal> {
+    const row = await this.ctx.db
+      .selectFrom('user_sessions as s')
+      .innerJoin('users as u', 'u.id', 's.user_id')
+      .innerJoin('roles as r', 'r.id', 'u.role_id')
+      .select(['u.id', 'u.email', 'u.disabled', 's.expires_at', 'r.permissions'])
+      .where('s.token_hash', '=', sha256Hex(token))
+      .executeTakeFirst();
+    if (!row || row.disabled || row.expires_at.getTime() <= Date.now()) throw unauthenticated();
+    return userPrincipal(row.id, row.email, row.permissions, source);
+  }
+
+  /** Loads a user's principal by id (used for `x-userid` and keys); throws when absent or disabled. */
+  async principalForUser(userId: string, source: Principal['source']): Promise<Principal> {
+    const user = await this.findUserWithRole(this.ctx.db, userId);
+    if (!user || user.disabled) throw unauthenticated();
+    return userPrincipal(user.id, user.email, user.role_permissions, source);
+  }
+
+  async listUsers(principal: Principal): Promise<User[]> {
+    requireAdmin(principal);
+    const rows = await this.usersQuery(this.ctx.db).orderBy('u.created_at').orderBy('u.email').execute();
+    return rows.map(toUser);
+  }
+
+  async getUser(principal: Principal, userId: string): Promise<User> {
+    if (principal.userId !== userId) requireAdmin(principal);
+    const row = await this.findUserWithRole(this.ctx.db, userId);
+    if (!row) throw notFound('User', userId);
+    return toUser(row);
+  }
+
+  async findUserByEmail(principal: Principal, email: string): Promise<User> {
+    requireAdmin(principal);
+    const row = await this.usersQuery(this.ctx.db).where('u.email', '=', email.trim().toLowerCase()).executeTakeFirst();
+    if (!row) throw notFound('User', email);
+    return toUser(row);
+  }
+
+  async createUser(principal: Principal, input: CreateUserInput): Promise<User> {
+    requireAdmin(principal);
+    const data = parseInput(createUserInput, input);
+    const passwordHash = await hashPassword(data.password);
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const role = await this.resolveRole(trx, data.role);
+      const taken = await trx.selectFrom('users').select('id').where('email', '=', data.email).executeTakeFirst();
+      if (taken) throw conflict(`A user with e-mail '${data.email}' already exists`, { field: 'email' });
+      const id = newId();
+      await trx
+        .insertInto('users')
+        .values({ id, email: data.email, name: data.name, password_hash: passwordHash, role_id: role.id, updated_at: new Date() })
+        .execute();
+      await recordAudit(trx, principal, {
+        action: 'user.create',
+        resourceType: 'user',
+        resourceId: id,
+        details: { email: data.email, role: role.name },
+      });
+      return toUser((await this.findUserWithRole(trx, id))!);
+    });
+  }
+
+  async updateUser(principal: Principal, input: UpdateUserInput): Promise<User> {
+    requireAdmin(principal);
+    const data = parseInput(updateUserInput, input);
+    const passwordHash = data.password === undefined ? undefined : await hashPassword(data.password);
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const user = await this.findUserWithRole(trx, data._id, true);
+      if (!user) throw notFound('User', data._id);
+      const role = data.role === undefined ? undefined : await this.resolveRole(trx, data.role);
+      const losesAdmin = (role && !rolePermissions(role.permissions).has('admin')) || data.disabled === true;
+      if (losesAdmin && rolePermissions(user.role_permissions).has('admin')) await assertAnotherActiveAdmin(trx, user.id);
+      await trx
+        .updateTable('users')
+        .set({
+          ...(data.name !== undefined ? { name: data.name } : {}),
+          ...(role ? { role_id: role.id } : {}),
+          ...(data.disabled !== undefined ? { disabled: data.disabled } : {}),
+          ...(passwordHash ? { password_hash: passwordHash } : {}),
+          updated_at: new Date(),
+        })
+        .where('id', '=', user.id)
+        .execute();
+      if (data.disabled === true || passwordHash) {
+        await trx.deleteFrom('user_sessions').where('user_id', '=', user.id).execute();
+      }
+      await recordAudit(trx, principal, {
+        action: 'user.update',
+        resourceType: 'user',
+        resourceId: user.id,
+        details: {
+          ...(data.name !== undefined ? { name: data.name } : {}),
+          ...(role ? { role: role.name } : {}),
+          ...(data.disabled !== undefined ? { disabled: data.disabled } : {}),
+          ...(passwordHash ? { passwordChanged: true } : {}),
+        },
+      });
+      return toUser((await this.findUserWithRole(trx, user.id))!);
+    });
+  }
+
+  async listRoles(principal: Principal): Promise<Role[]> {
+    requirePermission(principal, 'config:read');
+    const rows = await this.ctx.db.selectFrom('roles').selectAll().orderBy('created_at').orderBy('name').execute();
+    return rows.map(toRole);
+  }
+
+  async createRole(principal: Principal, input: CreateRoleInput): Promise<Role> {
+    requireAdmin(principal);
+    const data = parseInput(createRoleInput, input);
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const taken = await trx.selectFrom('roles').select('id').where('name', '=', data.name).executeTakeFirst();
+      if (taken) throw conflict(`A role named '${data.name}' already exists`, { field: 'name' });
+      const id = newId();
+      await trx
+        .insertInto('roles')
+        .values({ id, name: data.name, description: data.description, permissions: JSON.stringify(unique(data.permissions)) })
+        .execute();
+      await recordAudit(trx, principal, {
+        action: 'role.create',
+        resourceType: 'role',
+        resourceId: id,
+        details: { name: data.name, permissions: data.permissions },
+      });
+      return toRole(await trx.selectFrom('roles').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+    });
+  }
+
+  async updateRole(principal: Principal, input: UpdateRoleInput): Promise<Role> {
+    requireAdmin(principal);
+    const data = parseInput(updateRoleInput, input);
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const role = await trx.selectFrom('roles').selectAll().where('id', '=', data._id).forUpdate().executeTakeFirst();
+      if (!role) throw notFound('Role', data._id);
+      if (data.permissions) {
+        if (role.builtin && role.name === 'admin' && !data.permissions.includes('admin')) {
+          throw forbidden("The built-in 'admin' role keeps the 'admin' permission");
+        }
+      }
+      await trx
+        .updateTable('roles')
+        .set({
+          ...(data.description !== undefined ? { description: data.description } : {}),
+          ...(data.permissions ? { permissions: JSON.stringify(unique(data.permissions)) } : {}),
+        })
+        .where('id', '=', role.id)
+        .execute();
+      await recordAudit(trx, principal, {
+        action: 'role.update',
+        resourceType: 'role',
+        resourceId: role.id,
+        details: { name: role.name, ...(data.permissions ? { permissions: data.permissions } : {}) },
+      });
+      return toRole(await trx.selectFrom('roles').selectAll().where('id', '=', role.id).executeTakeFirstOrThrow());
+    });
+  }
+
+  async deleteRole(principal: Principal, roleId: string): Promise<boolean> {
+    requireAdmin(principal);
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const role = await trx.selectFrom('roles').selectAll().where('id', '=', roleId).forUpdate().executeTakeFirst();
+      if (!role) throw notFound('Role', roleId);
+      if (role.builtin) throw forbidden(`The built-in role '${role.name}' cannot be deleted`);
+      const holder = await trx.selectFrom('users').select('id').where('role_id', '=', role.id).executeTakeFirst();
+      if (holder) throw conflict(`Role '${role.name}' is still assigned to users`);
+      await trx.deleteFrom('roles').where('id', '=', role.id).execute();
+      await recordAudit(trx, principal, { action: 'role.delete', resourceType: 'role', resourceId: role.id, details: { name: role.name } });
+      return true;
+    });
+  }
+
+  /** Lets the given roles see a feature (adds to those that already do). */
+  async grantFeatureAccess(principal: Principal, input: GrantFeatureAccessInput): Promise<string[]> {
+    requirePermission(principal, 'roles:write');
+    const data = parseInput(grantFeatureAccessInput, input);
+    return this.changeFeatureAccess(principal, data.featureId, data.roleIds, 'grant');
+  }
+
+  /** Stops the given roles from seeing a feature. */
+  async revokeFeatureAccess(principal: Principal, input: GrantFeatureAccessInput): Promise<string[]> {
+    requirePermission(principal, 'roles:write');
+    const data = parseInput(grantFeatureAccessInput, input);
+    return this.changeFeatureAccess(principal, data.featureId, data.roleIds, 'revoke');
+  }
+
+  /** Ids of the roles that see `featureId`. */
+  async featureRoles(principal: Principal, featureId: string): Promise<string[]> {
+    requirePermission(principal, 'config:read');
+    return featureRoleIds(this.ctx.db, featureId);
+  }
+
+  private async changeFeatureAccess(
+    principal: Principal,
+    featureId: string,
+    roleIds: string[],
+    mode: 'grant' | 'revoke',
+  ): Promise<string[]> {
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const feature = await trx.selectFrom('features').select('id').where('id', '=', featureId).executeTakeFirst();
+      if (!feature) throw notFound('Feature', featureId);
+      const ids = unique(roleIds);
+      const found = ids.length ? await trx.selectFrom('roles').select('id').where('id', 'in', ids).execute() : [];
+      const missing = ids.filter((id) => !found.some((r) => r.id === id));
+      if (missing.length) throw notFound('Role', missing[0]!);
+      if (mode === 'grant' && ids.length) {
+        await trx
+          .insertInto('role_features')
+          .values(ids.map((roleId) => ({ role_id: roleId, feature_id: featureId })))
+          .onConflict((oc) => oc.doNothing())
+          .execute();
+      }
+      if (mode === 'revoke' && ids.length) {
+        await trx.deleteFrom('role_features').where('feature_id', '=', featureId).where('role_id', 'in', ids).execute();
+      }
+      await recordAudit(trx, principal, {
+        action: `feature.access.${mode}`,
+        resourceType: 'feature',
+        resourceId: featureId,
+        details: { roleIds: ids },
+      });
+      return featureRoleIds(trx, featureId);
+    });
+  }
+
+  private async resolveRole(trx: Db, idOrName: string): Promise<Row<'roles'>> {
+    const role = await trx
+      .selectFrom('roles')
+      .selectAll()
+      .where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)]))
+      .executeTakeFirst();
+    if (!role) throw badInput(`role: no role with _id or name '${idOrName}'`, { field: 'role' });
+    return role;
+  }
+
+  private usersQuery(db: Db) {
+    return db
+      .selectFrom('users as u')
+      .innerJoin('roles as r', 'r.id', 'u.role_id')
+      .selectAll('u')
+      .select(['r.name as role_name', 'r.permissions as role_permissions']);
+  }
+
+  private async findUserWithRole(db: Db, userId: string, lock = false): Promise<UserWithRole | undefined> {
+    let query = this.usersQuery(db).where('u.id', '=', userId);
+    if (lock) query = query.forUpdate('u');
+    return query.executeTakeFirst();
+  }
+}
+
+export async function featureRoleIds(db: Db, featureId: string): Promise<string[]> {
+  const rows = await db.selectFrom('role_features').select('role_id').where('feature_id', '=', featureId).orderBy('role_id').execute();
+  return rows.map((r) => r.role_id);
+}
+
+export function userPrincipal(
+  userId: string,
+  email: string,
+  storedPermissions: readonly string[],
+  source: Principal['source'],
+): Principal {
+  const permissions = rolePermissions(storedPermissions);
+  return { kind: 'user', userId, label: email, isAdmin: permissions.has('admin'), permissions, source };
+}
+
+async function assertAnotherActiveAdmin(trx: Db, exceptUserId: string): Promise<void> {
+  const admins = await trx
+    .selectFrom('users as u')
+    .innerJoin('roles as r', 'r.id', 'u.role_id')
+    .select(['u.id', 'r.permissions'])
+    .where('u.disabled', '=', false)
+    .where('u.id', '!=', exceptUserId)
+    .execute();
+  if (!admins.some((a) => a.permissions.includes('admin'))) {
+    throw conflict('The application must keep at least one enabled admin');
+  }
+}
+
+/** Spends the time of a real check so that unknown e-mails answer as slowly as wrong passwords. */
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+async function burnPasswordCheck(password: string): Promise<false> {
+  await verifyPassword(password, DUMMY_HASH);
+  return false;
+}
+
+function unique<T>(values: readonly T[]): T[] {
+  return [...new Set(values)];
+}
+
+function toUser(row: UserWithRole): User {
+  return {
+    _id: row.id,
+    email: row.email,
+    name: row.name,
+    roleId: row.role_id,
+    roleName: row.role_name,
+    isOwner: row.is_owner,
+    disabled: row.disabled,
+    createdAt: row.created_at,
+  };
+}
+
+function toRole(row: Row<'roles'>): Role {
+  return { _id: row.id, name: row.name, description: row.description, permissions: row.permissions, builtin: row.builtin };
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { systemPrincipal } from '../access/permissions.js';
+import { badInput } from '../platform/errors.js';
+import { parseInput } from '../platform/validation.js';
+import type { Services } from '../services.js';
+
+/**
+ * The CLI's data-changing commands. Each runs as the operator (system principal, source `cli`),
+ * either in the CLI's own process or, when a server holds the embedded data folder, inside that
+ * server through `POST /api/internal/cli`: the same code and the same result either way.
+ */
+const COMMANDS = {
+  'user create': {
+    args: z.object({
+      email: z.string(),
+      password: z.string(),
+      role: z.string().default('viewer'),
+      name: z.string().default(''),
+    }),
+    run: (services: Services, args: { email: string; password: string; role: string; name: string }) =>
+      services.access.createUser(systemPrincipal('cli'), args),
+  },
+} as const;
+
+export type CliCommandName = keyof typeof COMMANDS;
+
+export function isCliCommand(name: string): name is CliCommandName {
+  return Object.hasOwn(COMMANDS, name);
+}
+
+/** Runs one named command with its arguments; throws TrellisError on bad input. */
+export async function runCliCommand(services: Services, name: string, rawArgs: unknown): Promise<unknown> {
+  if (!isCliCommand(name)) throw badInput(`Unknown command '${name}'`);
+  const command = COMMANDS[name];
+  const args = parseInput(command.args, rawArgs);
+  return command.run(services, args as never);
+}

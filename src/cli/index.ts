@@ -1,0 +1,97 @@
+import { Command, CommanderError } from 'commander';
+import { loadConfig, type Config } from '../config.js';
+import { readLiveLock } from '../platform/data-dir.js';
+import { TrellisError } from '../platform/errors.js';
+import { createLogger, openServices } from '../server.js';
+import { runCliCommand, type CliCommandName } from './commands.js';
+import { serve } from './serve.js';
+
+/** Runs `trellis <command>`; resolves to the process exit code. */
+export async function runCli(argv: string[]): Promise<number> {
+  let exitCode = 0;
+  const program = new Command('trellis')
+    .description('Trellis: configuration backend of low-code applications')
+    .exitOverride()
+    .showHelpAfterError();
+
+  program
+    .command('serve')
+    .description('Run the HTTP server (MCP, GraphQL, webhooks)')
+    .action(async () => {
+      exitCode = await serve(loadConfig());
+    });
+
+  const user = program.command('user').description('Manage users');
+  user
+    .command('create')
+    .description('Create a user')
+    .requiredOption('--email <email>', 'e-mail address, used to sign in')
+    .requiredOption('--password <password>', 'password (at least 8 characters)')
+    .option('--role <role>', 'role name or _id', 'viewer')
+    .option('--name <name>', 'display name', '')
+    .option('--json', 'print JSON')
+    .action(async (options) => {
+      exitCode = await runDataCommand('user create', options, (user: { _id: string; email: string; roleName: string }) =>
+        `Created user ${user.email} (_id ${user._id}, role ${user.roleName})`,
+      );
+    });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    throw error;
+  }
+  return exitCode;
+}
+
+type Options = Record<string, unknown> & { json?: boolean };
+
+/**
+ * Runs a data command where the data is: through the running server when one holds the embedded
+ * folder, otherwise by opening the database in this process.
+ */
+export async function runDataCommand<R>(name: CliCommandName, options: Options, describe: (result: R) => string): Promise<number> {
+  const { json, ...args } = options;
+  try {
+    const result = (await executeCommand(loadConfig(), name, args)) as R;
+    console.log(json ? JSON.stringify(result, null, 2) : describe(result));
+    return 0;
+  } catch (error) {
+    const message = error instanceof TrellisError || error instanceof RemoteError ? error.message : String((error as Error).message ?? error);
+    if (json) console.log(JSON.stringify({ error: { code: (error as { code?: string }).code ?? 'ERROR', message } }));
+    else console.error(`Error: ${message}`);
+    return 1;
+  }
+}
+
+async function executeCommand(config: Config, name: CliCommandName, args: Record<string, unknown>): Promise<unknown> {
+  const lock = config.databaseUrl ? undefined : readLiveLock(config.dataDir);
+  if (lock?.url) return executeRemote(lock.url, lock.token, name, args);
+  const opened = await openServices({ ...config, logLevel: 'warn' }, createLogger({ ...config, logLevel: 'warn' }));
+  try {
+    return await runCliCommand(opened.services, name, args);
+  } finally {
+    await opened.close();
+  }
+}
+
+class RemoteError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function executeRemote(url: string, token: string, command: string, args: Record<string, unknown>): Promise<unknown> {
+  const response = await fetch(`${url}/api/internal/cli`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-trellis-cli-token': token },
+    body: JSON.stringify({ command, args }),
+  });
+  const body = (await response.json()) as { result?: unknown; error?: { code: string; message: string } };
+  if (!response.ok || body.error) throw new RemoteError(body.error?.code ?? 'ERROR', body.error?.message ?? `HTTP ${response.status}`);
+  return body.result;
+}

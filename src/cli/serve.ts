@@ -1,0 +1,27 @@
+import type { Config } from '../config.js';
+import { startServer } from '../server.js';
+
+/** `trellis serve`: runs until SIGTERM/SIGINT, then drains requests and closes the database. */
+export async function serve(config: Config): Promise<number> {
+  const server = await startServer(config);
+  const database = config.databaseUrl ? 'PostgreSQL server (TRELLIS_DATABASE_URL)' : `${config.dataDir} (embedded PostgreSQL)`;
+  console.log(`Trellis is listening on ${server.url}`);
+  console.log(`Data: ${database}`);
+  const owner = server.bootstrap.owner;
+  if (owner) {
+    console.log(`Created application '${server.bootstrap.appName}' with owner ${owner.email}`);
+    if (owner.generatedPassword) {
+      console.log(`Owner password (shown once, change it after signing in): ${owner.generatedPassword}`);
+    }
+  }
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      console.log(`Received ${signal}, shutting down`);
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  await server.close();
+  return 0;
+}

@@ -1,0 +1,81 @@
+import { unauthenticated } from '../../platform/errors.js';
+import type { GraphQLContext, GraphQLModule } from '../module.js';
+
+/** A builder operation needs a signed-in user (not an integration). */
+export function requireUser(context: GraphQLContext) {
+  if (context.principal.kind !== 'user' || !context.principal.userId) throw unauthenticated();
+  return context.principal;
+}
+
+const typeDefs = /* GraphQL */ `
+  type User {
+    _id: ID!
+    email: String!
+    name: String!
+    roleId: ID!
+    roleName: String!
+    isOwner: Boolean!
+    disabled: Boolean!
+    createdAt: DateTime!
+  }
+
+  type Role {
+    _id: ID!
+    name: String!
+    description: String!
+    "Scope names plus 'admin' and 'ai_designer'."
+    permissions: [String!]!
+    builtin: Boolean!
+  }
+
+  extend type Query {
+    "The signed-in user."
+    me: User!
+    "Every user of the application (admin only)."
+    users: [User!]!
+    "The application's roles."
+    roles: [Role!]!
+    "Ids of the roles that see a feature."
+    featureRoles(featureId: ID!): [ID!]!
+  }
+
+  extend type Mutation {
+    "Creates a user (admin only). role is a role _id or name."
+    createUser(email: String!, password: String!, name: String, role: String): User!
+    "Changes a user's name, role, password or disabled flag (admin only)."
+    updateUser(_id: ID!, name: String, role: String, password: String, disabled: Boolean): User!
+    createRole(name: String!, description: String, permissions: [String!]): Role!
+    updateRole(_id: ID!, description: String, permissions: [String!]): Role!
+    deleteRole(_id: ID!): Boolean!
+    "Lets the roles see the feature; returns the ids of every role that now sees it."
+    grantFeatureAccess(featureId: ID!, roleIds: [ID!]!): [ID!]!
+    "Stops the roles from seeing the feature; returns the ids of every role that still sees it."
+    revokeFeatureAccess(featureId: ID!, roleIds: [ID!]!): [ID!]!
+  }
+`;
+
+export const accessModule: GraphQLModule = {
+  typeDefs,
+  resolvers: {
+    Query: {
+      me: (_s, _a, ctx) => ctx.services.access.getUser(requireUser(ctx), requireUser(ctx).userId!),
+      users: (_s, _a, ctx) => ctx.services.access.listUsers(requireUser(ctx)),
+      roles: (_s, _a, ctx) => ctx.services.access.listRoles(requireUser(ctx)),
+      featureRoles: (_s, args, ctx) => ctx.services.access.featureRoles(requireUser(ctx), args.featureId),
+    },
+    Mutation: {
+      createUser: (_s, args, ctx) => ctx.services.access.createUser(requireUser(ctx), withoutNulls(args) as never),
+      updateUser: (_s, args, ctx) => ctx.services.access.updateUser(requireUser(ctx), withoutNulls(args) as never),
+      createRole: (_s, args, ctx) => ctx.services.access.createRole(requireUser(ctx), withoutNulls(args) as never),
+      updateRole: (_s, args, ctx) => ctx.services.access.updateRole(requireUser(ctx), withoutNulls(args) as never),
+      deleteRole: (_s, args, ctx) => ctx.services.access.deleteRole(requireUser(ctx), args._id),
+      grantFeatureAccess: (_s, args, ctx) => ctx.services.access.grantFeatureAccess(requireUser(ctx), args as never),
+      revokeFeatureAccess: (_s, args, ctx) => ctx.services.access.revokeFeatureAccess(requireUser(ctx), args as never),
+    },
+  },
+};
+
+/** GraphQL passes omitted-or-null optional arguments as null; services expect them absent. */
+export function withoutNulls<T extends Record<string, unknown>>(args: T): { [K in keyof T]: Exclude<T[K], null> } {
+  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null)) as never;
+}

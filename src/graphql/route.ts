@@ -1,0 +1,99 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  GraphQLError,
+  execute,
+  getOperationAST,
+  parse,
+  validate,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+} from 'graphql';
+import { z } from 'zod';
+import type { Principal } from '../access/permissions.js';
+import { bearerToken } from '../http/auth.js';
+import { TrellisError, toTrellisError, unauthenticated } from '../platform/errors.js';
+import { parseInput } from '../platform/validation.js';
+import type { Services } from '../services.js';
+import type { GraphQLContext } from './module.js';
+
+const requestBody = z.object({
+  query: z.string().min(1, 'is required').max(100_000),
+  operationName: z.string().max(200).nullish(),
+  variables: z.record(z.string(), z.unknown()).nullish(),
+});
+
+const DOCUMENT_CACHE_SIZE = 500;
+
+/** `POST /graphql`: parses (cached), validates, authenticates and executes one operation. */
+export function registerGraphQLRoute(app: FastifyInstance, services: Services, schema: GraphQLSchema): void {
+  const documents = new Map<string, DocumentNode | readonly GraphQLError[]>();
+
+  function documentFor(query: string): DocumentNode | readonly GraphQLError[] {
+    const cached = documents.get(query);
+    if (cached) return cached;
+    let result: DocumentNode | readonly GraphQLError[];
+    try {
+      const document = parse(query, { maxTokens: 5000 });
+      const errors = validate(schema, document);
+      result = errors.length ? errors : document;
+    } catch (error) {
+      result = [error instanceof GraphQLError ? error : new GraphQLError('Invalid query')];
+    }
+    if (documents.size >= DOCUMENT_CACHE_SIZE) documents.delete(documents.keys().next().value!);
+    documents.set(query, result);
+    return result;
+  }
+
+  app.post('/graphql', async (request, reply) => {
+    const body = parseInput(requestBody, request.body);
+    const principal = await authenticate(services, request);
+    const document = documentFor(body.query);
+    if (!('kind' in document)) return sendErrors(reply, 400, document.map((e) => e.toJSON()));
+    const operation = getOperationAST(document, body.operationName ?? undefined);
+    if (!operation) return sendErrors(reply, 400, [{ message: 'No operation matches operationName' }]);
+    const context: GraphQLContext = { services, principal };
+    const result = (await execute({
+      schema,
+      document,
+      contextValue: context,
+      variableValues: body.variables ?? undefined,
+      operationName: body.operationName ?? undefined,
+    })) as ExecutionResult;
+    // A result without `data` is a request error (for example a variable of the wrong type).
+    return reply.status('data' in result ? 200 : 400).send(formatResult(result, request));
+  });
+}
+
+async function authenticate(services: Services, request: FastifyRequest): Promise<Principal> {
+  const token = bearerToken(request);
+  if (!token) throw unauthenticated();
+  return services.auth.principalForBearer(token, request);
+}
+
+function sendErrors(reply: FastifyReply, status: number, errors: GraphQLFormattedError[]) {
+  return reply.status(status).send({ errors });
+}
+
+function formatResult(result: ExecutionResult, request: FastifyRequest) {
+  if (!result.errors?.length) return result;
+  return { ...result, errors: result.errors.map((error) => formatError(error, request)) };
+}
+
+/** Resolver errors carry the TrellisError code and status; anything unexpected is logged, not shown. */
+function formatError(error: GraphQLError, request: FastifyRequest): GraphQLFormattedError {
+  // Only errors raised while resolving a field carry a path; the rest are request errors.
+  if (!error.originalError || !error.path) return error.toJSON();
+  const original = error.originalError;
+  const trellis = original instanceof TrellisError ? original : toTrellisError(original);
+  if (!(original instanceof TrellisError) && trellis.code === 'INTERNAL') {
+    request.log.error({ err: original, path: error.path }, 'GraphQL resolver failed');
+  }
+  return {
+    message: trellis.message,
+    ...(error.locations ? { locations: error.locations } : {}),
+    ...(error.path ? { path: error.path } : {}),
+    extensions: { code: trellis.code, status: trellis.status, ...(trellis.details ? { details: trellis.details } : {}) },
+  };
+}

@@ -1,0 +1,15 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { SecretBox } from './crypto.js';
+import type { DatabaseHandle, Db } from './db/index.js';
+
+/** What every service is built with: infrastructure, no domain knowledge. */
+export interface PlatformContext {
+  readonly config: Config;
+  readonly database: DatabaseHandle;
+  readonly db: Db;
+  readonly secretBox: SecretBox;
+  /** The one application this deployment serves. */
+  readonly appId: string;
+  readonly logger: Logger;
+}

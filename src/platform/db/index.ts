@@ -1,0 +1,100 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { migrateToLatest } from './migrations.js';
+import { PGliteDialect } from './pglite-dialect.js';
+import type { Database } from './types.js';
+
+export type { Database } from './types.js';
+export type Db = Kysely<Database>;
+
+/** The database of one deployment, either embedded (PGlite) or a PostgreSQL server. */
+export interface DatabaseHandle {
+  readonly db: Db;
+  readonly kind: 'pglite' | 'postgres';
+  /** Sends a notification to every replica (including this one) after the current commit. */
+  notify(channel: string, payload: string): Promise<void>;
+  /** Calls `onMessage` for each notification on `channel`. */
+  listen(channel: string, onMessage: (payload: string) => void): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  databaseUrl: string | undefined;
+  dataDir: string;
+}
+
+/** Opens the database and brings its schema up to date. */
+export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
+  const handle = options.databaseUrl ? openPostgres(options.databaseUrl) : await openPGlite(options.dataDir);
+  try {
+    await migrateToLatest(handle.db as Kysely<unknown>);
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  return handle;
+}
+
+async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const folder = join(dataDir, 'pgdata');
+  mkdirSync(folder, { recursive: true });
+  const pglite = await PGlite.create(folder);
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    kind: 'pglite',
+    notify: async (channel, payload) => {
+      await sql`select pg_notify(${channel}, ${payload})`.execute(db);
+    },
+    listen: async (channel, onMessage) => {
+      await pglite.listen(channel, onMessage);
+    },
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: async () => {
+      await db.destroy();
+      await pglite.close();
+    },
+  };
+}
+
+function openPostgres(connectionString: string): DatabaseHandle {
+  const types = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
+  const pool = new pg.Pool({ connectionString, max: 10, types });
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  let listener: pg.Client | undefined;
+  const handlers = new Map<string, Array<(payload: string) => void>>();
+  return {
+    db,
+    kind: 'postgres',
+    notify: async (channel, payload) => {
+      await sql`select pg_notify(${channel}, ${payload})`.execute(db);
+    },
+    listen: async (channel, onMessage) => {
+      if (!listener) {
+        listener = new pg.Client({ connectionString });
+        listener.on('error', () => {});
+        listener.on('notification', (msg) => handlers.get(msg.channel)?.forEach((h) => h(msg.payload ?? '')));
+        await listener.connect();
+      }
+      handlers.set(channel, [...(handlers.get(channel) ?? []), onMessage]);
+      await listener.query(`listen ${pg.escapeIdentifier(channel)}`);
+    },
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: async () => {
+      await listener?.end().catch(() => {});
+      await db.destroy();
+    },
+  };
+}

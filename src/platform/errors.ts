@@ -1,0 +1,58 @@
+/**
+ * The one error type of Trellis. `code` is stable and what callers match on; `message` is safe to
+ * show to the caller (never a secret, never a stack); `details` carries structured hints such as
+ * the offending field.
+ */
+export class TrellisError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = 'TrellisError';
+    this.code = code;
+    this.status = STATUS_BY_CODE[code];
+    this.details = details;
+  }
+}
+
+const STATUS_BY_CODE = {
+  BAD_INPUT: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof STATUS_BY_CODE;
+
+export const badInput = (message: string, details?: Record<string, unknown>) =>
+  new TrellisError('BAD_INPUT', message, details);
+export const notFound = (what: string, id: string) =>
+  new TrellisError('NOT_FOUND', `${what} '${id}' does not exist`, { resource: what, _id: id });
+export const conflict = (message: string, details?: Record<string, unknown>) =>
+  new TrellisError('CONFLICT', message, details);
+export const forbidden = (message: string, details?: Record<string, unknown>) =>
+  new TrellisError('FORBIDDEN', message, details);
+/** Every authentication failure looks the same: no hint which part was wrong. */
+export const unauthenticated = () => new TrellisError('UNAUTHENTICATED', 'Authentication required or invalid');
+
+/** Turns anything thrown into a TrellisError whose message is safe to send. */
+export function toTrellisError(error: unknown): TrellisError {
+  if (error instanceof TrellisError) return error;
+  const pg = error as { code?: unknown; constraint?: unknown; detail?: unknown };
+  if (pg && pg.code === '23505') {
+    return conflict('A record with the same unique value already exists', { constraint: pg.constraint });
+  }
+  if (pg && pg.code === '23503') {
+    return conflict('The record is referenced by, or refers to, another record', { constraint: pg.constraint });
+  }
+  return new TrellisError('INTERNAL', 'Internal error');
+}

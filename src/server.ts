@@ -1,0 +1,170 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { pino, type Logger } from 'pino';
+import { ensureApplication, type BootstrapResult } from './access/bootstrap.js';
+import type { Config } from './config.js';
+import { buildBuilderSchema } from './graphql/schema.js';
+import { builderModules } from './graphql/builder/index.js';
+import { registerGraphQLRoute } from './graphql/route.js';
+import { registerAccessRoutes } from './http/access-routes.js';
+import { registerCliRoute } from './http/cli-route.js';
+import { registerHealthRoutes } from './http/health-routes.js';
+import { SecretBox } from './platform/crypto.js';
+import type { PlatformContext } from './platform/context.js';
+import { acquireLock, dataDirSecret } from './platform/data-dir.js';
+import { openDatabase, type DatabaseHandle } from './platform/db/index.js';
+import { TrellisError, toTrellisError } from './platform/errors.js';
+import { createServices, type Services } from './services.js';
+
+/** 2 MB per request (spec section 8). */
+export const BODY_LIMIT = 2 * 1024 * 1024;
+
+export interface RunningServer {
+  readonly url: string;
+  readonly app: FastifyInstance;
+  readonly services: Services;
+  readonly bootstrap: BootstrapResult;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+}
+
+/** Opens the database, creates the application on first start, and listens. */
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger(config);
+  const lock = config.databaseUrl ? undefined : acquireLock(config.dataDir);
+  let database: DatabaseHandle | undefined;
+  try {
+    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    const bootstrap = await ensureApplication(database.db, config);
+    const ctx: PlatformContext = {
+      config,
+      database,
+      db: database.db,
+      secretBox: new SecretBox(deploymentSecret(config)),
+      appId: bootstrap.appId,
+      logger,
+    };
+    const services = createServices(ctx);
+    const app = buildHttpServer(services, logger, lock?.token);
+    await app.listen({ port: config.port, host: config.host });
+    const url = listenUrl(app, config);
+    lock?.publish(url);
+    const opened = database;
+    return {
+      url,
+      app,
+      services,
+      bootstrap,
+      close: async () => {
+        await app.close();
+        await opened.close();
+        lock?.release();
+      },
+    };
+  } catch (error) {
+    await database?.close().catch(() => {});
+    lock?.release();
+    throw error;
+  }
+}
+
+/** Opens the database and services without listening: for CLI commands on a folder no server holds. */
+export async function openServices(config: Config, logger: Logger = createLogger(config)) {
+  const lock = config.databaseUrl ? undefined : acquireLock(config.dataDir);
+  try {
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    const bootstrap = await ensureApplication(database.db, config);
+    const services = createServices({
+      config,
+      database,
+      db: database.db,
+      secretBox: new SecretBox(deploymentSecret(config)),
+      appId: bootstrap.appId,
+      logger,
+    });
+    return {
+      services,
+      bootstrap,
+      close: async () => {
+        await database.close();
+        lock?.release();
+      },
+    };
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    redact: {
+      paths: ['req.headers.authorization', '*.password', '*.apiKey', '*.token', '*.value', 'headers.authorization'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+function deploymentSecret(config: Config): string {
+  if (config.secret) return config.secret;
+  if (config.databaseUrl) throw new Error('TRELLIS_SECRET is required when TRELLIS_DATABASE_URL is set');
+  return dataDirSecret(config.dataDir);
+}
+
+function buildHttpServer(services: Services, logger: Logger, cliToken: string | undefined): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT,
+    trustProxy: services.ctx.config.trustProxy,
+    return503OnClosing: true,
+  });
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const trellis = fromFastifyError(error);
+    if (trellis.status >= 500) request.log.error({ err: error }, 'request failed');
+    const retryAfter = trellis.details?.retryAfter;
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+    return reply.status(trellis.status).send(errorBody(trellis));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(errorBody(new TrellisError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`))),
+  );
+  registerHealthRoutes(app, services);
+  registerAccessRoutes(app, services);
+  registerGraphQLRoute(app, services, buildBuilderSchema(builderModules));
+  if (cliToken) registerCliRoute(app, services, cliToken);
+  return app;
+}
+
+/** The JSON error body of every REST endpoint. */
+export function errorBody(error: TrellisError) {
+  return { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
+}
+
+function fromFastifyError(error: FastifyError): TrellisError {
+  if (error instanceof TrellisError) return error;
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new TrellisError('PAYLOAD_TOO_LARGE', `Request body is larger than ${BODY_LIMIT} bytes`, { limit: BODY_LIMIT });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new TrellisError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new TrellisError('BAD_INPUT', 'Request body is empty; send a JSON object');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new TrellisError('BAD_INPUT', 'Request body is not valid JSON');
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new TrellisError('BAD_INPUT', error.message);
+  }
+  return toTrellisError(error);
+}
+
+function listenUrl(app: FastifyInstance, config: Config): string {
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}

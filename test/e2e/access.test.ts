@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OWNER } from '../helpers/env.js';
+import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
+
+let server: TestServer;
+let ownerGql: ReturnType<typeof graphqlClient>;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  ownerGql = graphqlClient(server.url, await login(server.url));
+});
+afterAll(async () => server?.close());
+
+describe('health', () => {
+  it('answers /healthz and /readyz with the database kind', async () => {
+    expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect((await ready.json()).status).toBe('ready');
+  });
+
+  it('answers unknown routes with a JSON 404', async () => {
+    const response = await fetch(`${server.url}/nope`);
+    expect(response.status).toBe(404);
+    expect((await response.json()).error.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('POST /api/auth/login', () => {
+  it('returns a bearer session for the owner created on first start', async () => {
+    const result = await postJson(`${server.url}/api/auth/login`, OWNER);
+    expect(result.status).toBe(200);
+    expect(result.body).toEqual({ token: expect.stringMatching(/^trs_/), expires_in: 43200, token_type: 'Bearer' });
+  });
+
+  it.each([
+    ['a wrong password', { email: OWNER.email, password: 'wrong-password' }],
+    ['an unknown e-mail', { email: 'nobody@example.com', password: OWNER.password }],
+  ])('answers the same generic 401 for %s', async (_case, body) => {
+    const result = await postJson(`${server.url}/api/auth/login`, body);
+    expect(result.status).toBe(401);
+    expect(result.body.error).toEqual({ code: 'UNAUTHENTICATED', message: 'Authentication required or invalid' });
+  });
+
+  it.each([
+    ['malformed JSON', '{"email":', 'not valid JSON'],
+    ['a missing password', { email: OWNER.email }, 'password'],
+    ['a number as e-mail', { email: 5, password: 'x' }, 'email'],
+  ])('rejects %s with 400 naming the problem', async (_case, body, fragment) => {
+    const result = await postJson(`${server.url}/api/auth/login`, body);
+    expect(result.status).toBe(400);
+    expect(result.body.error.code).toBe('BAD_INPUT');
+    expect(result.body.error.message).toContain(fragment);
+  });
+
+  it('answers 413 for a body over 2 MB', async () => {
+    const result = await postJson(`${server.url}/api/auth/login`, { email: 'a'.repeat(2 * 1024 * 1024), password: 'x' });
+    expect(result.status).toBe(413);
+    expect(result.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+});
+
+describe('users and roles through builder GraphQL', () => {
+  it('refuses GraphQL without a valid session with 401', async () => {
+    const anonymous = await postJson(`${server.url}/graphql`, { query: '{ me { _id } }' });
+    expect(anonymous.status).toBe(401);
+    const forged = await graphqlClient(server.url, 'trs_forged')('{ me { _id } }');
+    expect(forged.status).toBe(401);
+  });
+
+  it('lists the default roles admin, designer and viewer', async () => {
+    const data = await gqlData(ownerGql, '{ roles { name builtin permissions } }');
+    expect(data.roles.map((r: { name: string }) => r.name)).toEqual(['admin', 'designer', 'viewer']);
+    expect(data.roles[1].permissions).toContain('ai_designer');
+  });
+
+  it('creates a user who can then sign in, and refuses a duplicate e-mail with CONFLICT', async () => {
+    const created = await gqlData(
+      ownerGql,
+      'mutation($e: String!) { createUser(email: $e, password: "designer-pass", role: "designer") { _id email roleName } }',
+      { e: 'Dana@Example.com' },
+    );
+    expect(created.createUser).toMatchObject({ email: 'dana@example.com', roleName: 'designer' });
+    const token = await login(server.url, 'dana@example.com', 'designer-pass');
+    expect((await gqlData(graphqlClient(server.url, token), '{ me { email } }')).me.email).toBe('dana@example.com');
+
+    const again = await ownerGql('mutation { createUser(email: "dana@example.com", password: "designer-pass") { _id } }');
+    expect(again.body.errors[0].extensions).toMatchObject({ code: 'CONFLICT', status: 409 });
+  });
+
+  it('rejects bad user input with a message naming the field', async () => {
+    const result = await ownerGql('mutation { createUser(email: "not-an-email", password: "short") { _id } }');
+    expect(result.body.errors[0].extensions.code).toBe('BAD_INPUT');
+    expect(result.body.errors[0].message).toMatch(/email: .*password: /);
+  });
+
+  it('answers a GraphQL type error with 400', async () => {
+    const result = await ownerGql('mutation($p: String!) { createUser(email: "x@y.co", password: $p) { _id } }', { p: 42 });
+    expect(result.status).toBe(400);
+    expect(result.body.errors[0].message).toContain('$p');
+  });
+
+  it('stops a disabled user from signing in and ends their sessions at once', async () => {
+    const user = await gqlData(ownerGql, 'mutation { createUser(email: "erin@example.com", password: "erin-password") { _id } }');
+    const token = await login(server.url, 'erin@example.com', 'erin-password');
+    await gqlData(ownerGql, 'mutation($id: ID!) { updateUser(_id: $id, disabled: true) { disabled } }', { id: user.createUser._id });
+    expect((await graphqlClient(server.url, token)('{ me { email } }')).status).toBe(401);
+    expect((await postJson(`${server.url}/api/auth/login`, { email: 'erin@example.com', password: 'erin-password' })).status).toBe(401);
+  });
+
+  it('keeps user administration to admins', async () => {
+    await gqlData(ownerGql, 'mutation { createUser(email: "vic@example.com", password: "viewer-pass", role: "viewer") { _id } }');
+    const viewer = graphqlClient(server.url, await login(server.url, 'vic@example.com', 'viewer-pass'));
+    const result = await viewer('{ users { email } }');
+    expect(result.body.errors[0].extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+    expect(result.body.errors[0].message).toContain("'admin'");
+  });
+
+  it('refuses to demote the last enabled admin', async () => {
+    const me = await gqlData(ownerGql, '{ me { _id } }');
+    const result = await ownerGql('mutation($id: ID!) { updateUser(_id: $id, role: "viewer") { _id } }', { id: me.me._id });
+    expect(result.body.errors[0].extensions.code).toBe('CONFLICT');
+  });
+
+  it('creates a custom role and refuses unknown permissions', async () => {
+    const role = await gqlData(ownerGql, 'mutation { createRole(name: "support", permissions: ["config:read"]) { _id permissions } }');
+    expect(role.createRole.permissions).toEqual(['config:read']);
+    const bad = await ownerGql('mutation { createRole(name: "bad", permissions: ["root"]) { _id } }');
+    expect(bad.body.errors[0].message).toContain('permissions.0');
+  });
+});

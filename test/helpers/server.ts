@@ -1,0 +1,102 @@
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '../../src/config.js';
+import { randomSecret } from '../../src/platform/crypto.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { OWNER, TEST_ENV } from './env.js';
+
+export const usingPostgres = process.env.TRELLIS_TEST_DATABASE === 'postgres';
+const ADMIN_URL = process.env.TRELLIS_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface TestServer {
+  readonly url: string;
+  readonly server: RunningServer;
+  readonly config: Config;
+  /** Environment that points a CLI process at this server's data. */
+  readonly env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a real Trellis server on a free loopback port: on a copy of the embedded template
+ * folder, or (TRELLIS_TEST_DATABASE=postgres) on a fresh PostgreSQL database of its own.
+ */
+export async function startTestServer(extraEnv: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'trellis-test-'));
+  const env: Record<string, string> = { ...TEST_ENV, TRELLIS_DATA_DIR: dataDir, ...extraEnv };
+  let dropDatabase = async () => {};
+  if (usingPostgres) {
+    const name = `trellis_test_${randomSecret(9).toLowerCase().replace(/[^a-z0-9]/g, '')}`;
+    await adminQuery(`create database ${name}`);
+    env.TRELLIS_DATABASE_URL = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+    dropDatabase = () => adminQuery(`drop database if exists ${name} with (force)`);
+  } else {
+    cpSync(inject('pgliteTemplate'), dataDir, { recursive: true });
+  }
+  const config = loadConfig(env);
+  const server = await startServer(config);
+  return {
+    url: server.url,
+    server,
+    config,
+    env,
+    close: async () => {
+      await server.close();
+      await dropDatabase();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface HttpResult<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** POSTs JSON (or a raw string) and parses the JSON answer. */
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/** Signs in and returns the session token. */
+export async function login(baseUrl: string, email = OWNER.email, password = OWNER.password): Promise<string> {
+  const result = await postJson(`${baseUrl}/api/auth/login`, { email, password });
+  if (result.status !== 200) throw new Error(`login failed: ${result.status} ${JSON.stringify(result.body)}`);
+  return result.body.token;
+}
+
+/** A GraphQL client bound to one bearer token. */
+export function graphqlClient(baseUrl: string, token: string) {
+  return async function gql(query: string, variables: Record<string, unknown> = {}): Promise<HttpResult> {
+    return postJson(`${baseUrl}/graphql`, { query, variables }, { authorization: `Bearer ${token}` });
+  };
+}
+
+/** Runs a GraphQL operation that must succeed and returns its data. */
+export async function gqlData(gql: ReturnType<typeof graphqlClient>, query: string, variables: Record<string, unknown> = {}) {
+  const result = await gql(query, variables);
+  if (result.status !== 200 || result.body.errors) {
+    throw new Error(`GraphQL failed: ${result.status} ${JSON.stringify(result.body)}`);
+  }
+  return result.body.data;
+}
