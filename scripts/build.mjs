@@ -1,6 +1,6 @@
 // Bundles src/ into dist/main.js. With --if-needed it does nothing when dist is newer than src.
 import { build } from 'esbuild';
-import { readdirSync, statSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,9 +19,12 @@ function newestMtime(dir) {
 export async function buildIfNeeded({ force = false } = {}) {
   const sources = Math.max(newestMtime(join(root, 'src')), statSync(join(root, 'package.json')).mtimeMs);
   if (!force && existsSync(outfile) && statSync(outfile).mtimeMs >= sources) return false;
+  // Build beside the target and rename: a process starting meanwhile never imports half a file.
+  const staging = join(root, 'dist', `.staging-${process.pid}`);
+  mkdirSync(staging, { recursive: true });
   await build({
     entryPoints: [join(root, 'src', 'main.ts')],
-    outfile,
+    outfile: join(staging, 'main.js'),
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -30,6 +33,9 @@ export async function buildIfNeeded({ force = false } = {}) {
     sourcemap: true,
     logLevel: 'warning',
   });
+  renameSync(join(staging, 'main.js.map'), `${outfile}.map`);
+  renameSync(join(staging, 'main.js'), outfile);
+  rmSync(staging, { recursive: true, force: true });
   return true;
 }
 

@@ -122,6 +122,8 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
     trustProxy: services.ctx.config.trustProxy,
     return503OnClosing: true,
   });
+  // Every endpoint takes JSON only; anything else is a 415.
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const trellis = fromFastifyError(error);
     if (trellis.status >= 500) request.log.error({ err: error }, 'request failed');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { systemPrincipal } from '../access/permissions.js';
+import { expiresInDaysSchema } from '../keys/schema.js';
 import { badInput } from '../platform/errors.js';
 import { parseInput } from '../platform/validation.js';
 import type { Services } from '../services.js';
@@ -19,6 +20,23 @@ const COMMANDS = {
     }),
     run: (services: Services, args: { email: string; password: string; role: string; name: string }) =>
       services.access.createUser(systemPrincipal('cli'), args),
+  },
+  'key create': {
+    args: z.object({
+      email: z.string(),
+      scopes: z.string().transform((list) => list.split(',').map((scope) => scope.trim()).filter(Boolean)),
+      days: z.string().transform(Number).pipe(expiresInDaysSchema),
+      name: z.string().default('cli key'),
+    }),
+    run: async (services: Services, args: { email: string; scopes: string[]; days: number; name: string }) => {
+      const operator = systemPrincipal('cli');
+      const user = await services.access.findUserByEmail(operator, args.email);
+      return services.keys.createMcpApiKeyForUser(operator, user._id, { name: args.name, scopes: args.scopes, expiresInDays: args.days });
+    },
+  },
+  'integration create': {
+    args: z.object({ name: z.string() }),
+    run: (services: Services, args: { name: string }) => services.integrations.createIntegrationKey(systemPrincipal('cli'), args),
   },
 } as const;
 

@@ -1,5 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { loadConfig, type Config } from '../config.js';
+import type { CreatedIntegrationKey } from '../integrations/service.js';
+import type { CreatedMcpApiKey } from '../keys/service.js';
 import { readLiveLock } from '../platform/data-dir.js';
 import { TrellisError } from '../platform/errors.js';
 import { createLogger, openServices } from '../server.js';
@@ -33,6 +35,43 @@ export async function runCli(argv: string[]): Promise<number> {
     .action(async (options) => {
       exitCode = await runDataCommand('user create', options, (user: { _id: string; email: string; roleName: string }) =>
         `Created user ${user.email} (_id ${user._id}, role ${user.roleName})`,
+      );
+    });
+
+  program
+    .command('key')
+    .description('Manage MCP API keys')
+    .command('create')
+    .description("Create an MCP API key for a user whose role has 'ai_designer'; prints the raw key once")
+    .requiredOption('--email <email>', 'e-mail address of the user the key acts as')
+    .requiredOption('--scopes <scopes>', 'comma-separated scopes, for example config:read,features:write')
+    .requiredOption('--days <days>', 'days until the key expires (1 to 365)')
+    .option('--name <name>', 'name of the key', 'cli key')
+    .option('--json', 'print JSON')
+    .action(async (options) => {
+      exitCode = await runDataCommand('key create', options, (created: CreatedMcpApiKey) =>
+        [
+          created.apiKey,
+          `MCP API key '${created.key.name}' for ${options.email} (_id ${created.key._id}, scopes ${created.key.scopes.join(',')}, ` +
+            `expires ${new Date(created.key.expiresAt).toISOString()}). It is shown only now: store it safely.`,
+        ].join('\n'),
+      );
+    });
+
+  program
+    .command('integration')
+    .description('Manage integration API keys')
+    .command('create')
+    .description('Create an integration key; prints its clientId and apiKey once')
+    .requiredOption('--name <name>', 'name of the integration (unique)')
+    .option('--json', 'print JSON')
+    .action(async (options) => {
+      exitCode = await runDataCommand('integration create', options, (created: CreatedIntegrationKey) =>
+        [
+          `clientId: ${created.clientId}`,
+          `apiKey: ${created.apiKey}`,
+          `Integration '${created.integration.name}' created. The apiKey is shown only now: store it safely.`,
+        ].join('\n'),
       );
     });
 

@@ -5,7 +5,6 @@ import { startServer } from '../server.js';
 export async function serve(config: Config): Promise<number> {
   const server = await startServer(config);
   const database = config.databaseUrl ? 'PostgreSQL server (TRELLIS_DATABASE_URL)' : `${config.dataDir} (embedded PostgreSQL)`;
-  console.log(`Trellis is listening on ${server.url}`);
   console.log(`Data: ${database}`);
   const owner = server.bootstrap.owner;
   if (owner) {
@@ -14,6 +13,7 @@ export async function serve(config: Config): Promise<number> {
       console.log(`Owner password (shown once, change it after signing in): ${owner.generatedPassword}`);
     }
   }
+  console.log(`Trellis is listening on ${server.url}`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       console.log(`Received ${signal}, shutting down`);

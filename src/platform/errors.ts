@@ -51,7 +51,8 @@ export function toTrellisError(error: unknown): TrellisError {
   if (pg && pg.code === '23505') {
     return conflict('A record with the same unique value already exists', { constraint: pg.constraint });
   }
-  if (pg && pg.code === '23503') {
+  // 23001 is what PGlite (PostgreSQL 18) reports for ON DELETE RESTRICT; servers before 18 say 23503.
+  if (pg && (pg.code === '23503' || pg.code === '23001')) {
     return conflict('The record is referenced by, or refers to, another record', { constraint: pg.constraint });
   }
   return new TrellisError('INTERNAL', 'Internal error');

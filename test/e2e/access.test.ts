@@ -129,3 +129,49 @@ describe('users and roles through builder GraphQL', () => {
     expect(bad.body.errors[0].message).toContain('permissions.0');
   });
 });
+
+describe('sessions and request hygiene', () => {
+  it('ends a session on logout', async () => {
+    const token = await login(server.url);
+    const response = await fetch(`${server.url}/api/auth/logout`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(204);
+    expect((await graphqlClient(server.url, token)('{ me { _id } }')).status).toBe(401);
+  });
+
+  it('answers a non-JSON content type with 415', async () => {
+    const response = await fetch(`${server.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' });
+    expect(response.status).toBe(415);
+    expect((await response.json()).error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('answers a GraphQL body without a query with 400 naming the field', async () => {
+    const result = await postJson(`${server.url}/graphql`, { variables: {} }, { authorization: `Bearer ${await login(server.url)}` });
+    expect(result.status).toBe(400);
+    expect(result.body.error.message).toContain('query');
+  });
+
+  it('stores sessions only as SHA-256 hashes', async () => {
+    const token = await login(server.url);
+    const rows = await server.server.services.ctx.db.selectFrom('user_sessions').select('token_hash').execute();
+    expect(rows.some((r) => r.token_hash === token)).toBe(false);
+    expect(rows.every((r) => /^[0-9a-f]{64}$/.test(r.token_hash))).toBe(true);
+  });
+});
+
+describe('failed authentication limit per IP', () => {
+  let limited: TestServer;
+  beforeAll(async () => {
+    limited = await startTestServer({ TRELLIS_AUTH_FAILURES_PER_MINUTE: '3' });
+  });
+  afterAll(async () => limited?.close());
+
+  it('answers 429 with Retry-After once an IP has failed too often, even with good credentials', async () => {
+    const bad = { email: OWNER.email, password: 'wrong-password' };
+    for (let i = 0; i < 3; i++) expect((await postJson(`${limited.url}/api/auth/login`, bad)).status).toBe(401);
+    const blocked = await postJson(`${limited.url}/api/auth/login`, bad);
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await postJson(`${limited.url}/api/auth/login`, OWNER)).status).toBe(429);
+    expect((await postJson(`${limited.url}/graphql`, { query: '{ me { _id } }' }, { authorization: 'Bearer trs_x' })).status).toBe(429);
+  });
+});

@@ -5,6 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { loadConfig } from '../../src/config.js';
 import { ensureApplication } from '../../src/access/bootstrap.js';
 import { openDatabase } from '../../src/platform/db/index.js';
+import { buildIfNeeded } from '../../scripts/build.mjs';
 import { TEST_ENV } from './env.js';
 
 /**
@@ -12,6 +13,7 @@ import { TEST_ENV } from './env.js';
  * which opens in a fraction of a second where a new folder takes seconds.
  */
 export default async function setup(project: TestProject) {
+  await buildIfNeeded();
   if (process.env.TRELLIS_TEST_DATABASE === 'postgres') return;
   const template = mkdtempSync(join(tmpdir(), 'trellis-template-'));
   const config = loadConfig({ ...TEST_ENV, TRELLIS_DATA_DIR: template });

@@ -29,10 +29,9 @@ export async function startTestServer(extraEnv: Record<string, string> = {}): Pr
   const env: Record<string, string> = { ...TEST_ENV, TRELLIS_DATA_DIR: dataDir, ...extraEnv };
   let dropDatabase = async () => {};
   if (usingPostgres) {
-    const name = `trellis_test_${randomSecret(9).toLowerCase().replace(/[^a-z0-9]/g, '')}`;
-    await adminQuery(`create database ${name}`);
-    env.TRELLIS_DATABASE_URL = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
-    dropDatabase = () => adminQuery(`drop database if exists ${name} with (force)`);
+    const database = await createPostgresDatabase();
+    env.TRELLIS_DATABASE_URL = database.url;
+    dropDatabase = database.drop;
   } else {
     cpSync(inject('pgliteTemplate'), dataDir, { recursive: true });
   }
@@ -48,6 +47,16 @@ export async function startTestServer(extraEnv: Record<string, string> = {}): Pr
       await dropDatabase();
       rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A new, empty PostgreSQL database on the local server, and a function that drops it. */
+export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `trellis_test_${randomSecret(9).toLowerCase().replace(/[^a-z0-9]/g, '')}`;
+  await adminQuery(`create database ${name}`);
+  return {
+    url: ADMIN_URL.replace(/\/[^/]*$/, `/${name}`),
+    drop: () => adminQuery(`drop database if exists ${name} with (force)`),
   };
 }
 
@@ -79,7 +88,7 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
 }
 
 /** Signs in and returns the session token. */
-export async function login(baseUrl: string, email = OWNER.email, password = OWNER.password): Promise<string> {
+export async function login(baseUrl: string, email: string = OWNER.email, password: string = OWNER.password): Promise<string> {
   const result = await postJson(`${baseUrl}/api/auth/login`, { email, password });
   if (result.status !== 200) throw new Error(`login failed: ${result.status} ${JSON.stringify(result.body)}`);
   return result.body.token;

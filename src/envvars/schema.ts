@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+/** Largest value of one environment variable: 64 KB of UTF-8. */
+export const ENV_VALUE_MAX_BYTES = 65_536;
+
+const envName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must start with a letter or _ and use only letters, digits and _ (at most 128)');
+
+export const setEnvironmentVariableInput = z.object({
+  name: envName,
+  /** The secret; its size is checked by the service (PAYLOAD_TOO_LARGE). */
+  value: z.string(),
+});
+
+export const deleteEnvironmentVariableInput = z.object({
+  name: envName,
+  confirm: z.literal(true, { message: 'must be true to delete' }),
+});
+
+export type SetEnvironmentVariableInput = z.input<typeof setEnvironmentVariableInput>;
+export type DeleteEnvironmentVariableInput = z.input<typeof deleteEnvironmentVariableInput>;

@@ -1,0 +1,334 @@
+import { featureRoleIds } from '../access/service.js';
+import { requirePermission, type Principal } from '../access/permissions.js';
+import { recordAudit } from '../audit/writer.js';
+import { sha256Hex } from '../platform/crypto.js';
+import type { PlatformContext } from '../platform/context.js';
+import type { Db } from '../platform/db/index.js';
+import type { Row } from '../platform/db/types.js';
+import { TrellisError, conflict, notFound } from '../platform/errors.js';
+import { parseInput } from '../platform/validation.js';
+import {
+  FEATURE_CODE_MAX_BYTES,
+  createFeatureInput,
+  deleteFeatureInput,
+  listFeaturesInput,
+  updateFeatureInput,
+  type CreateFeatureInput,
+  type DeleteFeatureInput,
+  type FeatureStatus,
+  type ListFeaturesInput,
+  type UpdateFeatureInput,
+} from './schema.js';
+
+export interface Feature {
+  _id: string;
+  name: string;
+  description: string;
+  customCode: string;
+  status: FeatureStatus;
+  version: number;
+  publishedVersion: number | null;
+  createdBy: string | null;
+  updatedBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** Ids of the roles that see the feature. */
+  roleIds: string[];
+}
+
+export interface FeatureVersion {
+  version: number;
+  status: FeatureStatus;
+  customCode: string;
+  codeSha256: string;
+  authorId: string | null;
+  createdAt: Date;
+}
+
+export interface FeatureUpdate {
+  feature: Feature;
+  /** The code before this update, for adapters that answer with a diff. */
+  previousCode: string;
+}
+
+const MAX_ID_LENGTH = 64;
+
+export class FeatureService {
+  constructor(private readonly ctx: PlatformContext) {}
+
+  /** Features whose name or `_id` contains `query` (case-insensitive), ordered by name. */
+  async listFeatures(principal: Principal, input: ListFeaturesInput = {}): Promise<Feature[]> {
+    requirePermission(principal, 'config:read');
+    const { query } = parseInput(listFeaturesInput, input);
+    let select = this.ctx.db.selectFrom('features').selectAll().orderBy('name').orderBy('id');
+    if (query) {
+      const pattern = `%${escapeLike(query.toLowerCase())}%`;
+      select = select.where((eb) =>
+        eb.or([eb(eb.fn('lower', ['name']), 'like', pattern), eb(eb.fn('lower', ['id']), 'like', pattern)]),
+      );
+    }
+    const rows = await select.execute();
+    const roles = await roleIdsByFeature(this.ctx.db, rows.map((r) => r.id));
+    return rows.map((row) => toFeature(row, roles.get(row.id) ?? []));
+  }
+
+  async getFeature(principal: Principal, featureId: string): Promise<Feature> {
+    requirePermission(principal, 'config:read');
+    return readFeature(this.ctx.db, featureId);
+  }
+
+  /** Every saved version of a feature, newest first. */
+  async listFeatureVersions(principal: Principal, featureId: string): Promise<FeatureVersion[]> {
+    requirePermission(principal, 'config:read');
+    const feature = await this.ctx.db.selectFrom('features').select('id').where('id', '=', featureId).executeTakeFirst();
+    if (!feature) throw notFound('Feature', featureId);
+    const rows = await this.ctx.db
+      .selectFrom('feature_versions')
+      .selectAll()
+      .where('feature_id', '=', featureId)
+      .orderBy('version', 'desc')
+      .execute();
+    return rows.map(toFeatureVersion);
+  }
+
+  /**
+   * Creates a feature as version 1, visible to the built-in `admin` role and the creator's role.
+   * Throws BAD_INPUT, CONFLICT (taken `_id` or name) or PAYLOAD_TOO_LARGE (code over 1 MB).
+   */
+  async createFeature(principal: Principal, input: CreateFeatureInput): Promise<Feature> {
+    const data = parseInput(createFeatureInput, input);
+    requirePermission(principal, 'features:write');
+    assertCodeSize(data.customCode);
+    return this.ctx.db.transaction().execute(async (trx) => {
+      await assertNameFree(trx, data.name);
+      const id = data._id ?? (await freeIdFor(trx, data.name));
+      if (data._id && (await featureExists(trx, data._id))) {
+        throw conflict(`_id: a feature with _id '${data._id}' already exists`, { field: '_id' });
+      }
+      const now = new Date();
+      await trx
+        .insertInto('features')
+        .values({
+          id,
+          name: data.name,
+          description: data.description,
+          custom_code: data.customCode,
+          status: data.status,
+          version: 1,
+          published_version: data.status === 'published' ? 1 : null,
+          created_by: principal.userId,
+          updated_by: principal.userId,
+          updated_at: now,
+        })
+        .execute();
+      const codeSha256 = await insertVersion(trx, principal, id, 1, data.customCode, data.status);
+      await grantDefaultRoles(trx, principal, id);
+      await recordAudit(trx, principal, {
+        action: 'feature.create',
+        resourceType: 'feature',
+        resourceId: id,
+        details: { name: data.name, status: data.status, version: 1, codeSha256 },
+      });
+      return readFeature(trx, id);
+    });
+  }
+
+  /**
+   * Saves changes to a feature. A change of code or status adds a version; publishing points
+   * `publishedVersion` at it, a draft keeps the previous published version.
+   */
+  async updateFeature(principal: Principal, input: UpdateFeatureInput): Promise<FeatureUpdate> {
+    const data = parseInput(updateFeatureInput, input);
+    requirePermission(principal, 'features:write');
+    if (data.customCode !== undefined) assertCodeSize(data.customCode);
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('features').selectAll().where('id', '=', data._id).forUpdate().executeTakeFirst();
+      if (!current) throw notFound('Feature', data._id);
+      if (data.name !== undefined && data.name.toLowerCase() !== current.name.toLowerCase()) await assertNameFree(trx, data.name);
+      const code = data.customCode ?? current.custom_code;
+      const status = data.status ?? current.status;
+      const newVersion = code !== current.custom_code || status !== current.status;
+      const version = newVersion ? current.version + 1 : current.version;
+      await trx
+        .updateTable('features')
+        .set({
+          ...(data.name !== undefined ? { name: data.name } : {}),
+          ...(data.description !== undefined ? { description: data.description } : {}),
+          custom_code: code,
+          status,
+          version,
+          published_version: newVersion && status === 'published' ? version : current.published_version,
+          updated_by: principal.userId,
+          updated_at: new Date(),
+        })
+        .where('id', '=', current.id)
+        .execute();
+      const codeSha256 = newVersion
+        ? await insertVersion(trx, principal, current.id, version, code, status)
+        : sha256Hex(code);
+      await recordAudit(trx, principal, {
+        action: 'feature.update',
+        resourceType: 'feature',
+        resourceId: current.id,
+        details: {
+          ...(data.name !== undefined ? { name: data.name } : {}),
+          ...(data.description !== undefined ? { descriptionChanged: true } : {}),
+          status,
+          version,
+          codeSha256,
+        },
+      });
+      return { feature: await readFeature(trx, current.id), previousCode: current.custom_code };
+    });
+  }
+
+  /** Deletes a feature with its versions and role grants; menus that point at it are left alone. */
+  async deleteFeature(principal: Principal, input: DeleteFeatureInput): Promise<boolean> {
+    const data = parseInput(deleteFeatureInput, input);
+    requirePermission(principal, 'config:delete');
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const feature = await trx.selectFrom('features').select(['id', 'name']).where('id', '=', data._id).forUpdate().executeTakeFirst();
+      if (!feature) throw notFound('Feature', data._id);
+      await trx.deleteFrom('features').where('id', '=', feature.id).execute();
+      await recordAudit(trx, principal, {
+        action: 'feature.delete',
+        resourceType: 'feature',
+        resourceId: feature.id,
+        details: { name: feature.name },
+      });
+      return true;
+    });
+  }
+}
+
+function assertCodeSize(code: string): void {
+  const bytes = Buffer.byteLength(code, 'utf8');
+  if (bytes <= FEATURE_CODE_MAX_BYTES) return;
+  throw new TrellisError(
+    'PAYLOAD_TOO_LARGE',
+    `customCode: must be at most 1 MB (${FEATURE_CODE_MAX_BYTES} bytes of UTF-8); got ${bytes} bytes`,
+    { field: 'customCode', limitBytes: FEATURE_CODE_MAX_BYTES, bytes },
+  );
+}
+
+async function assertNameFree(trx: Db, name: string): Promise<void> {
+  const taken = await trx
+    .selectFrom('features')
+    .select('id')
+    .where((eb) => eb(eb.fn('lower', ['name']), '=', eb.fn('lower', [eb.val(name)])))
+    .executeTakeFirst();
+  if (taken) throw conflict(`name: a feature named '${name}' already exists`, { field: 'name' });
+}
+
+async function featureExists(trx: Db, id: string): Promise<boolean> {
+  return (await trx.selectFrom('features').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+/** A slug of `name` that no feature uses yet: `my-feature`, else `my-feature-2`, `my-feature-3`... */
+async function freeIdFor(trx: Db, name: string): Promise<string> {
+  const base = slugify(name);
+  const rows = await trx
+    .selectFrom('features')
+    .select('id')
+    .where((eb) => eb.or([eb('id', '=', base), eb('id', 'like', `${escapeLike(base)}-%`)]))
+    .execute();
+  const taken = new Set(rows.map((r) => r.id));
+  let candidate = base;
+  for (let n = 2; taken.has(candidate); n++) {
+    const suffix = `-${n}`;
+    candidate = base.slice(0, MAX_ID_LENGTH - suffix.length).replace(/-+$/, '') + suffix;
+  }
+  return candidate;
+}
+
+function slugify(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, MAX_ID_LENGTH)
+    .replace(/^-+|-+$/g, '');
+  return slug.length >= 2 ? slug : `feature${slug ? `-${slug}` : ''}`;
+}
+
+function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+async function insertVersion(
+  trx: Db,
+  principal: Principal,
+  featureId: string,
+  version: number,
+  code: string,
+  status: FeatureStatus,
+): Promise<string> {
+  const codeSha256 = sha256Hex(code);
+  await trx
+    .insertInto('feature_versions')
+    .values({ feature_id: featureId, version, custom_code: code, status, code_sha256: codeSha256, author_id: principal.userId })
+    .execute();
+  return codeSha256;
+}
+
+async function grantDefaultRoles(trx: Db, principal: Principal, featureId: string): Promise<void> {
+  const admin = await trx.selectFrom('roles').select('id').where('name', '=', 'admin').where('builtin', '=', true).executeTakeFirst();
+  const creator = principal.userId
+    ? await trx.selectFrom('users').select('role_id').where('id', '=', principal.userId).executeTakeFirst()
+    : undefined;
+  const roleIds = [...new Set([admin?.id, creator?.role_id].filter((id): id is string => id !== undefined))];
+  if (!roleIds.length) return;
+  await trx
+    .insertInto('role_features')
+    .values(roleIds.map((roleId) => ({ role_id: roleId, feature_id: featureId })))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}
+
+async function readFeature(db: Db, featureId: string): Promise<Feature> {
+  const row = await db.selectFrom('features').selectAll().where('id', '=', featureId).executeTakeFirst();
+  if (!row) throw notFound('Feature', featureId);
+  return toFeature(row, await featureRoleIds(db, featureId));
+}
+
+async function roleIdsByFeature(db: Db, featureIds: string[]): Promise<Map<string, string[]>> {
+  const byFeature = new Map<string, string[]>();
+  if (!featureIds.length) return byFeature;
+  const rows = await db
+    .selectFrom('role_features')
+    .select(['feature_id', 'role_id'])
+    .where('feature_id', 'in', featureIds)
+    .orderBy('role_id')
+    .execute();
+  for (const row of rows) byFeature.set(row.feature_id, [...(byFeature.get(row.feature_id) ?? []), row.role_id]);
+  return byFeature;
+}
+
+function toFeature(row: Row<'features'>, roleIds: string[]): Feature {
+  return {
+    _id: row.id,
+    name: row.name,
+    description: row.description,
+    customCode: row.custom_code,
+    status: row.status,
+    version: row.version,
+    publishedVersion: row.published_version,
+    createdBy: row.created_by,
+    updatedBy: row.updated_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    roleIds,
+  };
+}
+
+function toFeatureVersion(row: Row<'feature_versions'>): FeatureVersion {
+  return {
+    version: row.version,
+    status: row.status,
+    customCode: row.custom_code,
+    codeSha256: row.code_sha256,
+    authorId: row.author_id,
+    createdAt: row.created_at,
+  };
+}

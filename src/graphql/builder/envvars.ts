@@ -1,0 +1,38 @@
+import type { GraphQLModule } from '../module.js';
+import { requireUser } from './access.js';
+
+const typeDefs = /* GraphQL */ `
+  "An environment variable of the hook runtime. Its value is write-only: no API returns it."
+  type EnvironmentVariable {
+    _id: ID!
+    name: String!
+    createdAt: DateTime!
+    updatedAt: DateTime!
+    "Set in the answer of setEnvironmentVariable: true when the variable did not exist before."
+    created: Boolean
+  }
+
+  extend type Query {
+    "Names of the environment variables (never their values)."
+    environmentVariables: [EnvironmentVariable!]!
+  }
+
+  extend type Mutation {
+    "Creates or updates a variable (admin only)."
+    setEnvironmentVariable(name: String!, value: String!): EnvironmentVariable!
+    deleteEnvironmentVariable(name: String!, confirm: Boolean!): Boolean!
+  }
+`;
+
+export const envVarsModule: GraphQLModule = {
+  typeDefs,
+  resolvers: {
+    Query: {
+      environmentVariables: (_s, _a, ctx) => ctx.services.envVars.listEnvironmentVariables(requireUser(ctx)),
+    },
+    Mutation: {
+      setEnvironmentVariable: (_s, args, ctx) => ctx.services.envVars.setEnvironmentVariable(requireUser(ctx), args as never),
+      deleteEnvironmentVariable: (_s, args, ctx) => ctx.services.envVars.deleteEnvironmentVariable(requireUser(ctx), args as never),
+    },
+  },
+};

@@ -1,0 +1,66 @@
+import type { GraphQLModule } from '../module.js';
+import { requireUser, withoutNulls } from './access.js';
+
+const typeDefs = /* GraphQL */ `
+  "A custom feature written as JSX, reached at /feature/<_id>."
+  type Feature {
+    _id: ID!
+    name: String!
+    description: String!
+    customCode: String!
+    "draft or published"
+    status: String!
+    version: Int!
+    "The version the application shows; null until first published."
+    publishedVersion: Int
+    createdBy: ID
+    updatedBy: ID
+    createdAt: DateTime!
+    updatedAt: DateTime!
+    "Ids of the roles that see the feature."
+    roleIds: [ID!]!
+  }
+
+  type FeatureVersion {
+    version: Int!
+    status: String!
+    customCode: String!
+    codeSha256: String!
+    authorId: ID
+    createdAt: DateTime!
+  }
+
+  extend type Query {
+    "Features whose name or _id contains query (case-insensitive), ordered by name."
+    features(query: String): [Feature!]!
+    feature(_id: ID!): Feature
+    "Saved versions of a feature, newest first."
+    featureVersions(_id: ID!): [FeatureVersion!]!
+  }
+
+  extend type Mutation {
+    "Creates a feature; _id is derived from the name when omitted. status: draft (default) or published."
+    createFeature(_id: ID, name: String!, description: String, customCode: String!, status: String): Feature!
+    "Saves a feature; a change of code or status adds a version."
+    updateFeature(_id: ID!, name: String, description: String, customCode: String, status: String): Feature!
+    "Deletes a feature; confirm must be true."
+    deleteFeature(_id: ID!, confirm: Boolean!): Boolean!
+  }
+`;
+
+export const featuresModule: GraphQLModule = {
+  typeDefs,
+  resolvers: {
+    Query: {
+      features: (_s, args, ctx) => ctx.services.features.listFeatures(requireUser(ctx), withoutNulls(args)),
+      feature: (_s, args, ctx) => ctx.services.features.getFeature(requireUser(ctx), args._id),
+      featureVersions: (_s, args, ctx) => ctx.services.features.listFeatureVersions(requireUser(ctx), args._id),
+    },
+    Mutation: {
+      createFeature: (_s, args, ctx) => ctx.services.features.createFeature(requireUser(ctx), withoutNulls(args) as never),
+      updateFeature: async (_s, args, ctx) =>
+        (await ctx.services.features.updateFeature(requireUser(ctx), withoutNulls(args) as never)).feature,
+      deleteFeature: (_s, args, ctx) => ctx.services.features.deleteFeature(requireUser(ctx), args as never),
+    },
+  },
+};

@@ -1,0 +1,51 @@
+import type { GraphQLModule } from '../module.js';
+import { requireUser, withoutNulls } from './access.js';
+
+const typeDefs = /* GraphQL */ `
+  "Server-side JavaScript run on a table's saves (beforeSave, afterSave) or at /api/webhook/<name> (webHook)."
+  type Hook {
+    _id: ID!
+    name: String!
+    type: String!
+    "The table of a beforeSave or afterSave hook; unused by webhooks."
+    tableId: ID
+    content: String!
+    contentSha256: String!
+    version: Int!
+    createdBy: ID
+    updatedBy: ID
+    createdAt: DateTime!
+    updatedAt: DateTime!
+  }
+
+  extend type Query {
+    "Hooks, optionally of one type and/or one table, ordered by name."
+    hooks(type: String, tableId: ID): [Hook!]!
+    hook(_id: ID!): Hook
+  }
+
+  extend type Mutation {
+    "Creates a hook. type: beforeSave, afterSave (both need tableId) or webHook. Owners are e-mailed."
+    createHook(name: String!, type: String!, tableId: ID, content: String!): Hook!
+    "Changes a hook's name, table or code (not its type). Owners are e-mailed."
+    updateHook(_id: ID!, name: String, tableId: ID, content: String): Hook!
+    "Deletes a hook; confirm must be true."
+    deleteHook(_id: ID!, confirm: Boolean!): Boolean!
+  }
+`;
+
+export const hooksModule: GraphQLModule = {
+  typeDefs,
+  resolvers: {
+    Query: {
+      hooks: (_s, args, ctx) => ctx.services.hooks.listHooks(requireUser(ctx), withoutNulls(args) as never),
+      hook: (_s, args, ctx) => ctx.services.hooks.getHook(requireUser(ctx), args._id),
+    },
+    Mutation: {
+      createHook: (_s, args, ctx) => ctx.services.hooks.createHook(requireUser(ctx), withoutNulls(args) as never),
+      updateHook: async (_s, args, ctx) =>
+        (await ctx.services.hooks.updateHook(requireUser(ctx), withoutNulls(args) as never)).hook,
+      deleteHook: (_s, args, ctx) => ctx.services.hooks.deleteHook(requireUser(ctx), args as never),
+    },
+  },
+};

@@ -1,0 +1,44 @@
+import type { GraphQLModule } from '../module.js';
+import { requireUser } from './access.js';
+
+const typeDefs = /* GraphQL */ `
+  "Client credentials of an external integration. The apiKey is never shown again after creation."
+  type IntegrationKey {
+    _id: ID!
+    name: String!
+    clientId: String!
+    createdAt: DateTime!
+  }
+
+  type CreatedIntegrationKey {
+    clientId: String!
+    "The secret for POST /api/auth/token, shown only in this answer: store it now."
+    apiKey: String!
+    integration: IntegrationKey!
+  }
+
+  extend type Query {
+    "Every integration key of the application (admin only)."
+    integrationKeys: [IntegrationKey!]!
+  }
+
+  extend type Mutation {
+    "Creates an integration key (admin only); names are unique ignoring case."
+    createIntegrationKey(name: String!): CreatedIntegrationKey!
+    "Deletes an integration key and revokes its access tokens at once (admin only)."
+    deleteIntegrationKey(clientId: String!): Boolean!
+  }
+`;
+
+export const integrationsModule: GraphQLModule = {
+  typeDefs,
+  resolvers: {
+    Query: {
+      integrationKeys: (_s, _a, ctx) => ctx.services.integrations.listIntegrationKeys(requireUser(ctx)),
+    },
+    Mutation: {
+      createIntegrationKey: (_s, args, ctx) => ctx.services.integrations.createIntegrationKey(requireUser(ctx), args as never),
+      deleteIntegrationKey: (_s, args, ctx) => ctx.services.integrations.deleteIntegrationKey(requireUser(ctx), args as never),
+    },
+  },
+};

@@ -1,0 +1,54 @@
+import type { GraphQLModule } from '../module.js';
+import { requireUser, withoutNulls } from './access.js';
+
+const typeDefs = /* GraphQL */ `
+  type MenuEntry {
+    label: String!
+    "A feature path: /feature/<feature_id>."
+    path: String!
+  }
+
+  type Menu {
+    _id: ID!
+    name: String!
+    entries: [MenuEntry!]!
+    position: Int!
+    createdAt: DateTime!
+    updatedAt: DateTime!
+  }
+
+  type MenuUpsert {
+    menu: Menu!
+    "True when the menu did not exist before."
+    created: Boolean!
+  }
+
+  input MenuEntryInput {
+    label: String!
+    path: String!
+  }
+
+  extend type Query {
+    "Navigation menus ordered by position, then name."
+    menus: [Menu!]!
+  }
+
+  extend type Mutation {
+    "Creates the menu, or replaces the entries of the menu with the same name."
+    upsertMenu(name: String!, entries: [MenuEntryInput!]!, position: Int): MenuUpsert!
+    deleteMenu(_id: ID!, confirm: Boolean!): Boolean!
+  }
+`;
+
+export const menusModule: GraphQLModule = {
+  typeDefs,
+  resolvers: {
+    Query: {
+      menus: (_s, _a, ctx) => ctx.services.menus.listMenus(requireUser(ctx)),
+    },
+    Mutation: {
+      upsertMenu: (_s, args, ctx) => ctx.services.menus.upsertMenu(requireUser(ctx), withoutNulls(args) as never),
+      deleteMenu: (_s, args, ctx) => ctx.services.menus.deleteMenu(requireUser(ctx), args as never),
+    },
+  },
+};

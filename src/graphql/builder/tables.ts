@@ -1,0 +1,72 @@
+import type { GraphQLModule } from '../module.js';
+import { requireUser, withoutNulls } from './access.js';
+
+const typeDefs = /* GraphQL */ `
+  "A field of an application table; its column is named like the field."
+  type AppField {
+    _id: ID!
+    name: String!
+    "One of text, number, boolean, date, datetime, json, reference, multi-reference."
+    type: String!
+    required: Boolean!
+    unique: Boolean!
+    "The table a reference or multi-reference field points at."
+    referenceTableId: ID
+    description: String!
+  }
+
+  "An application table: metadata of a real SQL table of records."
+  type AppTable {
+    _id: ID!
+    name: String!
+    description: String!
+    "Fields in position order."
+    fields: [AppField!]!
+    createdAt: DateTime!
+    updatedAt: DateTime!
+  }
+
+  input AppFieldInput {
+    name: String!
+    "One of text, number, boolean, date, datetime, json, reference, multi-reference."
+    type: String!
+    required: Boolean
+    unique: Boolean
+    "The _id (or name) of the target table of a reference or multi-reference field."
+    referenceTableId: ID
+    description: String
+  }
+
+  extend type Query {
+    "The application's tables."
+    tables: [AppTable!]!
+    table(_id: ID!): AppTable
+  }
+
+  extend type Mutation {
+    "Creates a table and its SQL table."
+    createTable(name: String!, description: String, fields: [AppFieldInput!]): AppTable!
+    "Renames a table or changes its description; records stay."
+    updateTable(_id: ID!, name: String, description: String): AppTable!
+    "Adds a field; a required field needs a table without rows."
+    addTableField(tableId: ID!, field: AppFieldInput!): AppTable!
+    "Drops a table and its records (needs confirm: true)."
+    deleteTable(_id: ID!, confirm: Boolean!): Boolean!
+  }
+`;
+
+export const tablesModule: GraphQLModule = {
+  typeDefs,
+  resolvers: {
+    Query: {
+      tables: (_s, _a, ctx) => ctx.services.tables.listTables(requireUser(ctx)),
+      table: (_s, args, ctx) => ctx.services.tables.getTable(requireUser(ctx), args._id),
+    },
+    Mutation: {
+      createTable: (_s, args, ctx) => ctx.services.tables.createTable(requireUser(ctx), withoutNulls(args) as never),
+      updateTable: (_s, args, ctx) => ctx.services.tables.updateTable(requireUser(ctx), withoutNulls(args) as never),
+      addTableField: (_s, args, ctx) => ctx.services.tables.addTableField(requireUser(ctx), args as never),
+      deleteTable: (_s, args, ctx) => ctx.services.tables.deleteTable(requireUser(ctx), args as never),
+    },
+  },
+};

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { idSchema } from '../platform/validation.js';
+
+/** Hook code limit (spec section 8): 200 KB of UTF-8. */
+export const HOOK_CODE_MAX_BYTES = 204_800;
+
+export const HOOK_TYPES = ['beforeSave', 'afterSave', 'webHook'] as const;
+export type HookType = (typeof HOOK_TYPES)[number];
+
+/** Hook types that run on a table's saves and so need `tableId`. */
+export const TABLE_HOOK_TYPES: ReadonlySet<HookType> = new Set(['beforeSave', 'afterSave']);
+
+/** Webhook names become part of `/api/webhook/<name>` (spec section 2.5). */
+const WEBHOOK_NAME = /^[A-Za-z0-9_-]{2,64}$/;
+const TABLE_HOOK_NAME = /^[A-Za-z0-9 _-]{1,100}$/;
+
+/** Why `name` is not a valid name for a hook of `type`, or undefined when it is. */
+export function hookNameProblem(type: HookType, name: string): string | undefined {
+  if (type === 'webHook') {
+    return WEBHOOK_NAME.test(name) ? undefined : 'must be 2 to 64 characters: letters, digits, _ and - only';
+  }
+  return TABLE_HOOK_NAME.test(name) ? undefined : 'must be 1 to 100 characters: letters, digits, space, _ and - only';
+}
+
+const hookType = z.enum(HOOK_TYPES, { message: `must be one of ${HOOK_TYPES.join(', ')}` });
+const hookName = z.string().trim();
+/** Server-side JavaScript; its size is checked by the service (PAYLOAD_TOO_LARGE). */
+const content = z.string().refine((code) => code.trim().length > 0, 'must not be empty');
+
+export const createHookInput = z
+  .object({
+    name: hookName,
+    type: hookType,
+    tableId: idSchema.optional(),
+    content,
+  })
+  .superRefine((input, ctx) => {
+    const problem = hookNameProblem(input.type, input.name);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['name'], message: problem });
+    if (TABLE_HOOK_TYPES.has(input.type) && input.tableId === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['tableId'], message: `is required for ${input.type} hooks` });
+    }
+  });
+
+/** The type of a hook never changes; the name is checked against it by the service. */
+export const updateHookInput = z.object({
+  _id: idSchema,
+  name: hookName.optional(),
+  tableId: idSchema.optional(),
+  content: content.optional(),
+});
+
+export const deleteHookInput = z.object({
+  _id: idSchema,
+  confirm: z.literal(true, { message: 'must be true to delete' }),
+});
+
+export const listHooksInput = z.object({
+  type: hookType.optional(),
+  tableId: idSchema.optional(),
+});
+
+export type CreateHookInput = z.input<typeof createHookInput>;
+export type UpdateHookInput = z.input<typeof updateHookInput>;
+export type DeleteHookInput = z.input<typeof deleteHookInput>;
+export type ListHooksInput = z.input<typeof listHooksInput>;

@@ -1,0 +1,257 @@
+import { requirePermission, type Principal } from '../access/permissions.js';
+import { recordAudit } from '../audit/writer.js';
+import { newId, sha256Hex } from '../platform/crypto.js';
+import type { PlatformContext } from '../platform/context.js';
+import type { Db } from '../platform/db/index.js';
+import type { Row } from '../platform/db/types.js';
+import { TrellisError, badInput, conflict, notFound } from '../platform/errors.js';
+import { enqueueMail } from '../platform/mail.js';
+import { parseInput } from '../platform/validation.js';
+import {
+  HOOK_CODE_MAX_BYTES,
+  TABLE_HOOK_TYPES,
+  createHookInput,
+  deleteHookInput,
+  hookNameProblem,
+  listHooksInput,
+  updateHookInput,
+  type CreateHookInput,
+  type DeleteHookInput,
+  type HookType,
+  type ListHooksInput,
+  type UpdateHookInput,
+} from './schema.js';
+
+export interface Hook {
+  _id: string;
+  name: string;
+  type: HookType;
+  tableId: string | null;
+  content: string;
+  contentSha256: string;
+  version: number;
+  createdBy: string | null;
+  updatedBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface HookUpdate {
+  hook: Hook;
+  /** The code before this update, for adapters that answer with a diff. */
+  previousContent: string;
+}
+
+type HookWrite = 'created' | 'modified';
+
+export class HookService {
+  constructor(private readonly ctx: PlatformContext) {}
+
+  /** Hooks, optionally of one type and/or one table, ordered by name. */
+  async listHooks(principal: Principal, input: ListHooksInput = {}): Promise<Hook[]> {
+    requirePermission(principal, 'config:read');
+    const filter = parseInput(listHooksInput, input);
+    let select = this.ctx.db.selectFrom('hooks').selectAll().orderBy('name').orderBy('id');
+    if (filter.type) select = select.where('type', '=', filter.type);
+    if (filter.tableId) select = select.where('table_id', '=', filter.tableId);
+    return (await select.execute()).map(toHook);
+  }
+
+  async getHook(principal: Principal, hookId: string): Promise<Hook> {
+    requirePermission(principal, 'config:read');
+    return readHook(this.ctx.db, hookId);
+  }
+
+  /**
+   * Creates a hook as version 1 and e-mails every application owner in the same transaction.
+   * Throws BAD_INPUT, NOT_FOUND (unknown table), CONFLICT (taken name) or PAYLOAD_TOO_LARGE.
+   */
+  async createHook(principal: Principal, input: CreateHookInput): Promise<Hook> {
+    const data = parseInput(createHookInput, input);
+    requirePermission(principal, 'hooks:write');
+    assertCodeSize(data.content);
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const tableId = await resolveTableId(trx, data.type, data.tableId);
+      await assertNameFree(trx, data.name);
+      const id = newId();
+      const contentSha256 = sha256Hex(data.content);
+      await trx
+        .insertInto('hooks')
+        .values({
+          id,
+          name: data.name,
+          type: data.type,
+          table_id: tableId,
+          content: data.content,
+          content_sha256: contentSha256,
+          version: 1,
+          created_by: principal.userId,
+          updated_by: principal.userId,
+          updated_at: new Date(),
+        })
+        .execute();
+      const hook = await readHook(trx, id);
+      await recordHookWrite(trx, principal, hook, 'created');
+      return hook;
+    });
+  }
+
+  /**
+   * Changes a hook's name, table or code (never its type), adds a version and e-mails every
+   * application owner in the same transaction.
+   */
+  async updateHook(principal: Principal, input: UpdateHookInput): Promise<HookUpdate> {
+    const data = parseInput(updateHookInput, input);
+    requirePermission(principal, 'hooks:write');
+    if (data.content !== undefined) assertCodeSize(data.content);
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('hooks').selectAll().where('id', '=', data._id).forUpdate().executeTakeFirst();
+      if (!current) throw notFound('Hook', data._id);
+      const type = current.type as HookType;
+      if (data.name !== undefined) {
+        const problem = hookNameProblem(type, data.name);
+        if (problem) throw badInput(`name: ${problem}`, { field: 'name' });
+        if (data.name.toLowerCase() !== current.name.toLowerCase()) await assertNameFree(trx, data.name);
+      }
+      const tableId = data.tableId === undefined ? current.table_id : await resolveTableId(trx, type, data.tableId);
+      const content = data.content ?? current.content;
+      await trx
+        .updateTable('hooks')
+        .set({
+          name: data.name ?? current.name,
+          table_id: tableId,
+          content,
+          content_sha256: sha256Hex(content),
+          version: current.version + 1,
+          updated_by: principal.userId,
+          updated_at: new Date(),
+        })
+        .where('id', '=', current.id)
+        .execute();
+      const hook = await readHook(trx, current.id);
+      await recordHookWrite(trx, principal, hook, 'modified');
+      return { hook, previousContent: current.content };
+    });
+  }
+
+  async deleteHook(principal: Principal, input: DeleteHookInput): Promise<boolean> {
+    const data = parseInput(deleteHookInput, input);
+    requirePermission(principal, 'config:delete');
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const hook = await trx.selectFrom('hooks').select(['id', 'name', 'type']).where('id', '=', data._id).forUpdate().executeTakeFirst();
+      if (!hook) throw notFound('Hook', data._id);
+      await trx.deleteFrom('hooks').where('id', '=', hook.id).execute();
+      await recordAudit(trx, principal, {
+        action: 'hook.delete',
+        resourceType: 'hook',
+        resourceId: hook.id,
+        details: { name: hook.name, type: hook.type },
+      });
+      return true;
+    });
+  }
+}
+
+function assertCodeSize(content: string): void {
+  const bytes = Buffer.byteLength(content, 'utf8');
+  if (bytes <= HOOK_CODE_MAX_BYTES) return;
+  throw new TrellisError(
+    'PAYLOAD_TOO_LARGE',
+    `content: must be at most 200 KB (${HOOK_CODE_MAX_BYTES} bytes of UTF-8); got ${bytes} bytes`,
+    { field: 'content', limitBytes: HOOK_CODE_MAX_BYTES, bytes },
+  );
+}
+
+/**
+ * The table a hook is stored with. Table hooks need an existing table; webhooks do not use one
+ * and keep a given id only when that table exists (spec 2.5: the default value may stay).
+ */
+async function resolveTableId(trx: Db, type: HookType, tableId: string | undefined): Promise<string | null> {
+  if (tableId === undefined) {
+    if (TABLE_HOOK_TYPES.has(type)) throw badInput(`tableId: is required for ${type} hooks`, { field: 'tableId' });
+    return null;
+  }
+  const table = await trx.selectFrom('app_tables').select('id').where('id', '=', tableId).executeTakeFirst();
+  if (table) return table.id;
+  if (TABLE_HOOK_TYPES.has(type)) throw notFound('Table', tableId);
+  return null;
+}
+
+async function assertNameFree(trx: Db, name: string): Promise<void> {
+  const taken = await trx
+    .selectFrom('hooks')
+    .select('id')
+    .where((eb) => eb(eb.fn('lower', ['name']), '=', eb.fn('lower', [eb.val(name)])))
+    .executeTakeFirst();
+  if (taken) throw conflict(`name: a hook named '${name}' already exists`, { field: 'name' });
+}
+
+/** The version row, the audit entry (with the sha256 of the stored code) and the owners' e-mails of one save. */
+async function recordHookWrite(trx: Db, principal: Principal, hook: Hook, write: HookWrite): Promise<void> {
+  await trx
+    .insertInto('hook_versions')
+    .values({
+      hook_id: hook._id,
+      version: hook.version,
+      content: hook.content,
+      content_sha256: hook.contentSha256,
+      author_id: principal.userId,
+    })
+    .execute();
+  await recordAudit(trx, principal, {
+    action: write === 'created' ? 'hook.create' : 'hook.update',
+    resourceType: 'hook',
+    resourceId: hook._id,
+    details: { name: hook.name, type: hook.type, tableId: hook.tableId, version: hook.version, codeSha256: hook.contentSha256 },
+  });
+  await notifyOwners(trx, principal, hook, write);
+}
+
+/** Spec section 6: owners hear of every hook creation and modification, whoever made it. */
+async function notifyOwners(trx: Db, principal: Principal, hook: Hook, write: HookWrite): Promise<void> {
+  const owners = await trx.selectFrom('users').select('email').where('is_owner', '=', true).where('disabled', '=', false).execute();
+  if (!owners.length) return;
+  const author = await authorLabel(trx, principal);
+  const subject = `Hook "${hook.name}" ${write}`;
+  const body = [
+    `The hook "${hook.name}" was ${write}.`,
+    '',
+    `Type: ${hook.type}`,
+    ...(hook.tableId ? [`Table: ${hook.tableId}`] : []),
+    `Version: ${hook.version}`,
+    `Author: ${author}`,
+    `Source: ${principal.source}`,
+    `SHA-256 of the stored code: ${hook.contentSha256}`,
+    '',
+    'Hook code runs on the server. If you did not expect this change, review the hook in the designer.',
+  ].join('\n');
+  for (const owner of owners) await enqueueMail(trx, { to: owner.email, subject, body });
+}
+
+async function authorLabel(trx: Db, principal: Principal): Promise<string> {
+  if (!principal.userId) return principal.label;
+  const user = await trx.selectFrom('users').select('email').where('id', '=', principal.userId).executeTakeFirst();
+  return user?.email ?? principal.label;
+}
+
+async function readHook(db: Db, hookId: string): Promise<Hook> {
+  const row = await db.selectFrom('hooks').selectAll().where('id', '=', hookId).executeTakeFirst();
+  if (!row) throw notFound('Hook', hookId);
+  return toHook(row);
+}
+
+function toHook(row: Row<'hooks'>): Hook {
+  return {
+    _id: row.id,
+    name: row.name,
+    type: row.type as HookType,
+    tableId: row.table_id,
+    content: row.content,
+    contentSha256: row.content_sha256,
+    version: row.version,
+    createdBy: row.created_by,
+    updatedBy: row.updated_by,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

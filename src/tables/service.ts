@@ -1,0 +1,335 @@
+import { requirePermission, type Principal } from '../access/permissions.js';
+import { recordAudit } from '../audit/writer.js';
+import type { PlatformContext } from '../platform/context.js';
+import { newId } from '../platform/crypto.js';
+import type { Db } from '../platform/db/index.js';
+import type { Row } from '../platform/db/types.js';
+import { badInput, conflict, notFound } from '../platform/errors.js';
+import { idSchema, parseInput } from '../platform/validation.js';
+import {
+  addRecordColumn,
+  createRecordTable,
+  dropRecordTable,
+  generateSqlName,
+  lockRecordTable,
+  recordTableHasRows,
+  type ColumnSpec,
+} from './ddl.js';
+import {
+  MAX_TABLE_FIELDS,
+  REFERENCE_FIELD_TYPES,
+  addTableFieldInput,
+  createTableInput,
+  deleteTableInput,
+  updateTableInput,
+  type AddTableFieldInput,
+  type CreateTableInput,
+  type DeleteTableInput,
+  type FieldType,
+  type ParsedField,
+  type UpdateTableInput,
+} from './schema.js';
+
+export interface Field {
+  _id: string;
+  name: string;
+  type: FieldType;
+  required: boolean;
+  unique: boolean;
+  referenceTableId: string | null;
+  description: string;
+}
+
+export interface Table {
+  _id: string;
+  name: string;
+  description: string;
+  fields: Field[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A table's metadata row and its fields in position order. */
+export interface TableSchema {
+  table: Row<'app_tables'>;
+  fields: Row<'app_fields'>[];
+}
+
+/** A field ready to be stored: its reference resolved to the target table. */
+interface ResolvedField {
+  spec: ParsedField;
+  referenceTableId: string | null;
+  column: ColumnSpec;
+}
+
+/** The table a new table's self-reference resolves to, before its row exists. */
+interface PendingTable {
+  id: string;
+  name: string;
+  sqlName: string;
+}
+
+export class TableService {
+  constructor(private readonly ctx: PlatformContext) {}
+
+  async listTables(principal: Principal): Promise<Table[]> {
+    requirePermission(principal, 'config:read');
+    const tables = await this.ctx.db.selectFrom('app_tables').selectAll().orderBy('name').execute();
+    const fields = await this.ctx.db.selectFrom('app_fields').selectAll().orderBy('table_id').orderBy('position').execute();
+    return tables.map((table) => toTable({ table, fields: fields.filter((f) => f.table_id === table.id) }));
+  }
+
+  async getTable(principal: Principal, tableId: string): Promise<Table> {
+    requirePermission(principal, 'config:read');
+    const id = parseInput(idSchema, tableId);
+    const schema = await loadTableSchema(this.ctx.db, id, 'id');
+    if (!schema) throw notFound('Table', id);
+    return toTable(schema);
+  }
+
+  /** Creates the table's metadata and its real SQL table in one transaction. */
+  async createTable(principal: Principal, input: CreateTableInput): Promise<Table> {
+    const data = parseInput(createTableInput, input);
+    requirePermission(principal, 'tables:write');
+    return this.ctx.db.transaction().execute(async (trx) => {
+      await assertTableNameFree(trx, data.name);
+      const pending: PendingTable = { id: newId(), name: data.name, sqlName: generateSqlName(data.name) };
+      const fields: ResolvedField[] = [];
+      for (const [index, field] of data.fields.entries()) {
+        fields.push(await resolveField(trx, field, `fields.${index}.referenceTableId`, pending));
+      }
+      await trx
+        .insertInto('app_tables')
+        .values({
+          id: pending.id,
+          name: data.name,
+          sql_name: pending.sqlName,
+          description: data.description,
+          created_by: principal.userId,
+          updated_at: new Date(),
+        })
+        .execute();
+      if (fields.length) {
+        await trx
+          .insertInto('app_fields')
+          .values(fields.map((field, position) => fieldRow(pending.id, field, position)))
+          .execute();
+      }
+      await createRecordTable(trx, pending.sqlName, fields.map((f) => f.column));
+      await recordAudit(trx, principal, {
+        action: 'table.create',
+        resourceType: 'table',
+        resourceId: pending.id,
+        details: { name: data.name, sqlName: pending.sqlName, fields: fields.map(auditField) },
+      });
+      return toTable((await loadTableSchema(trx, pending.id, 'id'))!);
+    });
+  }
+
+  /** Changes the name or description; the SQL table keeps its name, so records stay. */
+  async updateTable(principal: Principal, input: UpdateTableInput): Promise<Table> {
+    const data = parseInput(updateTableInput, input);
+    requirePermission(principal, 'tables:write');
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const table = await lockTable(trx, data._id);
+      if (data.name !== undefined && data.name.toLowerCase() !== table.name.toLowerCase()) {
+        await assertTableNameFree(trx, data.name);
+      }
+      await trx
+        .updateTable('app_tables')
+        .set({
+          ...(data.name !== undefined ? { name: data.name } : {}),
+          ...(data.description !== undefined ? { description: data.description } : {}),
+          updated_at: new Date(),
+        })
+        .where('id', '=', table.id)
+        .execute();
+      await recordAudit(trx, principal, {
+        action: 'table.update',
+        resourceType: 'table',
+        resourceId: table.id,
+        details: {
+          name: data.name ?? table.name,
+          ...(data.name !== undefined && data.name !== table.name ? { previousName: table.name } : {}),
+          ...(data.description !== undefined ? { descriptionChanged: true } : {}),
+        },
+      });
+      return toTable((await loadTableSchema(trx, table.id, 'id'))!);
+    });
+  }
+
+  /** Adds one field and its column. A required field needs an empty table (no default to fill rows). */
+  async addTableField(principal: Principal, input: AddTableFieldInput): Promise<Table> {
+    const data = parseInput(addTableFieldInput, input);
+    requirePermission(principal, 'tables:write');
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const table = await lockTable(trx, data.tableId);
+      const existing = await trx.selectFrom('app_fields').select(['name', 'position']).where('table_id', '=', table.id).execute();
+      if (existing.some((f) => f.name.toLowerCase() === data.field.name.toLowerCase())) {
+        throw conflict(`field.name: table '${table.name}' already has a field named '${data.field.name}'`, { field: 'field.name' });
+      }
+      if (existing.length >= MAX_TABLE_FIELDS) {
+        throw conflict(`Table '${table.name}' already has ${MAX_TABLE_FIELDS} fields, the most a table may have`);
+      }
+      if (data.field.required) await assertNoRecords(trx, table.sql_name, data.field.name);
+      const field = await resolveField(trx, data.field, 'field.referenceTableId');
+      const position = existing.reduce((max, f) => Math.max(max, f.position + 1), 0);
+      await trx.insertInto('app_fields').values(fieldRow(table.id, field, position)).execute();
+      await addRecordColumn(trx, table.sql_name, field.column);
+      await trx.updateTable('app_tables').set({ updated_at: new Date() }).where('id', '=', table.id).execute();
+      await recordAudit(trx, principal, {
+        action: 'table.field.add',
+        resourceType: 'table',
+        resourceId: table.id,
+        details: { name: table.name, field: auditField(field) },
+      });
+      return toTable((await loadTableSchema(trx, table.id, 'id'))!);
+    });
+  }
+
+  /** Drops the table and its records; refused while other tables reference it or hooks use it. */
+  async deleteTable(principal: Principal, input: DeleteTableInput): Promise<boolean> {
+    const data = parseInput(deleteTableInput, input);
+    requirePermission(principal, 'config:delete');
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const table = await lockTable(trx, data._id);
+      const referrer = await trx
+        .selectFrom('app_fields as f')
+        .innerJoin('app_tables as t', 't.id', 'f.table_id')
+        .select(['t.name as tableName', 'f.name as fieldName'])
+        .where('f.reference_table_id', '=', table.id)
+        .where('f.table_id', '!=', table.id)
+        .orderBy('t.name')
+        .executeTakeFirst();
+      if (referrer) {
+        throw conflict(`Table '${table.name}' is referenced by field '${referrer.fieldName}' of table '${referrer.tableName}'`);
+      }
+      const hook = await trx.selectFrom('hooks').select('name').where('table_id', '=', table.id).orderBy('name').executeTakeFirst();
+      if (hook) throw conflict(`Table '${table.name}' has hooks attached (for example '${hook.name}'); delete them first`);
+      await dropRecordTable(trx, table.sql_name);
+      await trx.deleteFrom('app_tables').where('id', '=', table.id).execute();
+      await recordAudit(trx, principal, {
+        action: 'table.delete',
+        resourceType: 'table',
+        resourceId: table.id,
+        details: { name: table.name, sqlName: table.sql_name },
+      });
+      return true;
+    });
+  }
+}
+
+/**
+ * Reads a table's metadata and fields by `_id` or by name (case-insensitive). Internal: no
+ * permission check; the record layer uses it to find a table's SQL name and columns.
+ */
+export async function loadTableSchema(db: Db, nameOrId: string, by: 'id' | 'idOrName' = 'idOrName'): Promise<TableSchema | undefined> {
+  let table = await db.selectFrom('app_tables').selectAll().where('id', '=', nameOrId).executeTakeFirst();
+  if (!table && by === 'idOrName') {
+    table = await db
+      .selectFrom('app_tables')
+      .selectAll()
+      .where((eb) => eb(eb.fn('lower', ['name']), '=', nameOrId.toLowerCase()))
+      .executeTakeFirst();
+  }
+  if (!table) return undefined;
+  const fields = await db.selectFrom('app_fields').selectAll().where('table_id', '=', table.id).orderBy('position').execute();
+  return { table, fields };
+}
+
+async function assertTableNameFree(trx: Db, name: string): Promise<void> {
+  const taken = await trx
+    .selectFrom('app_tables')
+    .select('name')
+    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
+    .executeTakeFirst();
+  if (taken) throw conflict(`name: a table named '${taken.name}' already exists`, { field: 'name' });
+}
+
+/** A required column has no value for existing records, so it may only join an empty table. */
+async function assertNoRecords(trx: Db, sqlName: string, fieldName: string): Promise<void> {
+  await lockRecordTable(trx, sqlName);
+  if (await recordTableHasRows(trx, sqlName)) {
+    throw conflict(`field.required: cannot add required field '${fieldName}' because the table has rows; add it as optional`, {
+      field: 'field.required',
+    });
+  }
+}
+
+async function lockTable(trx: Db, tableId: string): Promise<Row<'app_tables'>> {
+  const table = await trx.selectFrom('app_tables').selectAll().where('id', '=', tableId).forUpdate().executeTakeFirst();
+  if (!table) throw notFound('Table', tableId);
+  return table;
+}
+
+async function resolveField(trx: Db, field: ParsedField, path: string, pending?: PendingTable): Promise<ResolvedField> {
+  const target = REFERENCE_FIELD_TYPES.has(field.type) ? await resolveReference(trx, field.referenceTableId!, path, pending) : null;
+  return {
+    spec: field,
+    referenceTableId: target?.id ?? null,
+    column: {
+      name: field.name,
+      type: field.type,
+      required: field.required,
+      unique: field.unique,
+      referenceSqlName: target?.sqlName ?? null,
+    },
+  };
+}
+
+async function resolveReference(trx: Db, reference: string, path: string, pending?: PendingTable): Promise<PendingTable> {
+  if (pending && (reference === pending.id || reference.toLowerCase() === pending.name.toLowerCase())) return pending;
+  const found = await loadTableSchema(trx, reference);
+  const target = found
+    ? await trx.selectFrom('app_tables').select(['id', 'name', 'sql_name']).where('id', '=', found.table.id).forShare().executeTakeFirst()
+    : undefined;
+  if (!target) throw badInput(`${path}: no table with _id or name '${reference}'`, { field: path });
+  return { id: target.id, name: target.name, sqlName: target.sql_name };
+}
+
+function fieldRow(tableId: string, field: ResolvedField, position: number) {
+  return {
+    id: newId(),
+    table_id: tableId,
+    name: field.spec.name,
+    type: field.spec.type,
+    required: field.spec.required,
+    unique: field.spec.unique,
+    reference_table_id: field.referenceTableId,
+    description: field.spec.description,
+    position,
+  };
+}
+
+function auditField(field: ResolvedField) {
+  return {
+    name: field.spec.name,
+    type: field.spec.type,
+    required: field.spec.required,
+    unique: field.spec.unique,
+    ...(field.referenceTableId ? { referenceTableId: field.referenceTableId } : {}),
+  };
+}
+
+function toField(row: Row<'app_fields'>): Field {
+  return {
+    _id: row.id,
+    name: row.name,
+    type: row.type as FieldType,
+    required: row.required,
+    unique: row.unique,
+    referenceTableId: row.reference_table_id,
+    description: row.description,
+  };
+}
+
+function toTable({ table, fields }: TableSchema): Table {
+  return {
+    _id: table.id,
+    name: table.name,
+    description: table.description,
+    fields: fields.map(toField),
+    createdAt: table.created_at,
+    updatedAt: table.updated_at,
+  };
+}

@@ -1,0 +1,54 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TEST_ENV } from '../helpers/env.js';
+import { spawnServer } from '../helpers/process.js';
+import { login, postJson, usingPostgres } from '../helpers/server.js';
+
+const folders: string[] = [];
+afterAll(() => folders.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+function freshDataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-serve-'));
+  folders.push(dir);
+  return dir;
+}
+
+describe.runIf(!usingPostgres)('trellis serve on an empty embedded data folder', () => {
+  it('creates the application, prints the generated owner password once, and serves', { timeout: 90_000 }, async () => {
+    const dataDir = freshDataDir();
+    const env = { TRELLIS_DATA_DIR: dataDir, PORT: '0', TRELLIS_LOG_LEVEL: 'warn', TRELLIS_ADMIN_EMAIL: 'boss@example.com' };
+    const first = await spawnServer(env);
+    const password = /shown once.*: (\S+)/.exec(first.output())?.[1];
+    expect(first.output()).toContain(`Data: ${dataDir} (embedded PostgreSQL)`);
+    expect(password).toMatch(/^[A-Za-z0-9_-]{16}$/);
+    expect(await login(first.url, 'boss@example.com', password)).toMatch(/^trs_/);
+    expect(existsSync(join(dataDir, 'secret.key'))).toBe(true);
+    expect(JSON.parse(readFileSync(join(dataDir, 'trellis.lock'), 'utf8')).url).toBe(first.url);
+    expect(await first.stop()).toBe(0);
+    expect(existsSync(join(dataDir, 'trellis.lock'))).toBe(false);
+
+    const second = await spawnServer(env);
+    expect(second.output()).not.toContain('shown once');
+    expect(await login(second.url, 'boss@example.com', password)).toMatch(/^trs_/);
+    expect(await second.stop()).toBe(0);
+  });
+
+  it('refuses to start on a folder that a running server holds', { timeout: 90_000 }, async () => {
+    const dataDir = freshDataDir();
+    const env = { ...TEST_ENV, TRELLIS_DATA_DIR: dataDir, TRELLIS_LOG_LEVEL: 'warn' };
+    const holder = await spawnServer(env);
+    await expect(spawnServer(env)).rejects.toThrow(/in use by process/);
+    expect((await postJson(`${holder.url}/api/auth/login`, { email: TEST_ENV.TRELLIS_ADMIN_EMAIL, password: TEST_ENV.TRELLIS_ADMIN_PASSWORD })).status).toBe(200);
+    expect(await holder.stop()).toBe(0);
+  });
+});
+
+describe('trellis serve configuration', () => {
+  it('refuses to start with a message naming each bad variable', async () => {
+    await expect(spawnServer({ TRELLIS_DATA_DIR: freshDataDir(), PORT: 'abc', TRELLIS_ADMIN_PASSWORD: 'short' })).rejects.toThrow(
+      /PORT[\s\S]*TRELLIS_ADMIN_PASSWORD: TRELLIS_ADMIN_PASSWORD must be at least 8 characters/,
+    );
+  });
+});
