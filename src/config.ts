@@ -16,6 +16,7 @@ const envSchema = z.object({
   TRELLIS_TOKEN_TTL: z.coerce.number().int().min(60).default(3600),
   TRELLIS_SMTP_URL: z.string().url().optional(),
   TRELLIS_MAIL_FROM: z.string().min(3).default('Trellis <trellis@localhost>'),
+  TRELLIS_MAIL_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(5000),
   TRELLIS_REDIS_URL: z.string().url().optional(),
   TRELLIS_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRELLIS_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(20),
@@ -39,6 +40,8 @@ export type Config = {
   tokenTtlSeconds: number;
   smtpUrl: string | undefined;
   mailFrom: string;
+  /** First retry delay of a failed e-mail; each further failure doubles it, up to one hour. */
+  mailRetryBaseMs: number;
   redisUrl: string | undefined;
   logLevel: z.infer<typeof envSchema>['TRELLIS_LOG_LEVEL'];
   authFailuresPerMinute: number;
@@ -67,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenTtlSeconds: e.TRELLIS_TOKEN_TTL,
     smtpUrl: e.TRELLIS_SMTP_URL,
     mailFrom: e.TRELLIS_MAIL_FROM,
+    mailRetryBaseMs: e.TRELLIS_MAIL_RETRY_BASE_MS,
     redisUrl: e.TRELLIS_REDIS_URL,
     logLevel: e.TRELLIS_LOG_LEVEL,
     authFailuresPerMinute: e.TRELLIS_AUTH_FAILURES_PER_MINUTE,

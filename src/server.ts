@@ -1,10 +1,10 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import { ensureApplication, type BootstrapResult } from './access/bootstrap.js';
+import { startAuditRetention } from './audit/retention.js';
 import type { Config } from './config.js';
-import { buildBuilderSchema } from './graphql/schema.js';
-import { builderModules } from './graphql/builder/index.js';
 import { registerGraphQLRoute } from './graphql/route.js';
+import { registerMcpRoute } from './mcp/route.js';
 import { registerAccessRoutes } from './http/access-routes.js';
 import { registerCliRoute } from './http/cli-route.js';
 import { registerHealthRoutes } from './http/health-routes.js';
@@ -13,6 +13,7 @@ import type { PlatformContext } from './platform/context.js';
 import { acquireLock, dataDirSecret } from './platform/data-dir.js';
 import { openDatabase, type DatabaseHandle } from './platform/db/index.js';
 import { TrellisError, toTrellisError } from './platform/errors.js';
+import { startMailSender } from './platform/mail.js';
 import { createServices, type Services } from './services.js';
 
 /** 2 MB per request (spec section 8). */
@@ -51,6 +52,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await app.listen({ port: config.port, host: config.host });
     const url = listenUrl(app, config);
     lock?.publish(url);
+    const retention = startAuditRetention(ctx);
+    const mailSender = await startMailSender(ctx);
     const opened = database;
     return {
       url,
@@ -59,6 +62,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       bootstrap,
       close: async () => {
         await app.close();
+        retention.stop();
+        await mailSender?.stop();
         await opened.close();
         lock?.release();
       },
@@ -136,7 +141,8 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
   );
   registerHealthRoutes(app, services);
   registerAccessRoutes(app, services);
-  registerGraphQLRoute(app, services, buildBuilderSchema(builderModules));
+  registerGraphQLRoute(app, services, services.graphql.current());
+  registerMcpRoute(app, services);
   if (cliToken) registerCliRoute(app, services, cliToken);
   return app;
 }

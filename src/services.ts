@@ -1,8 +1,10 @@
 import { Authenticator } from './access/authenticate.js';
 import { AccessService } from './access/service.js';
 import { ApplicationService } from './application/service.js';
+import { McpAuditService } from './audit/service.js';
 import { EnvVarService } from './envvars/service.js';
 import { FeatureService } from './features/service.js';
+import { GraphQLSchemaProvider } from './graphql/schema-provider.js';
 import { HookService } from './hooks/service.js';
 import { IntegrationService } from './integrations/service.js';
 import { KeyService } from './keys/service.js';
@@ -23,6 +25,8 @@ export interface Services {
   readonly tables: TableService;
   readonly menus: MenuService;
   readonly envVars: EnvVarService;
+  readonly audit: McpAuditService;
+  readonly graphql: GraphQLSchemaProvider;
 }
 
 export function createServices(ctx: PlatformContext): Services {
@@ -39,5 +43,7 @@ export function createServices(ctx: PlatformContext): Services {
     tables: new TableService(ctx),
     menus: new MenuService(ctx),
     envVars: new EnvVarService(ctx),
+    audit: new McpAuditService(ctx),
+    graphql: new GraphQLSchemaProvider(),
   };
 }

@@ -41,6 +41,18 @@ export interface Principal {
   readonly source: 'graphql' | 'mcp' | 'cli' | 'webhook' | 'system';
   /** The MCP key or integration client the call authenticated with. */
   readonly credentialId?: string;
+  /** Set while an MCP tool call runs: a write records the call's audit entry in its own transaction. */
+  readonly mcpCall?: McpCall;
+}
+
+/** The MCP tool call in progress, as its audit entry needs it. */
+export interface McpCall {
+  readonly keyId: string;
+  readonly tool: string;
+  readonly arguments: unknown;
+  readonly startedAt: number;
+  /** Set once the entry is written inside a write's transaction. */
+  audited: boolean;
 }
 
 /** The operator: the CLI on the machine that holds the data, and start-up tasks. */

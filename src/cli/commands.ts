@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { systemPrincipal } from '../access/permissions.js';
+import { mcpAuditOutcomeSchema, type McpAuditOutcome } from '../audit/schema.js';
 import { expiresInDaysSchema } from '../keys/schema.js';
 import { badInput } from '../platform/errors.js';
 import { parseInput } from '../platform/validation.js';
@@ -37,6 +38,25 @@ const COMMANDS = {
   'integration create': {
     args: z.object({ name: z.string() }),
     run: (services: Services, args: { name: string }) => services.integrations.createIntegrationKey(systemPrincipal('cli'), args),
+  },
+  'audit list': {
+    args: z.object({
+      tool: z.string().optional(),
+      key: z.string().optional(),
+      user: z.string().optional(),
+      outcome: mcpAuditOutcomeSchema.optional(),
+      limit: z.string().transform(Number).optional(),
+      before: z.string().optional(),
+    }),
+    run: (services: Services, args: { tool?: string; key?: string; user?: string; outcome?: McpAuditOutcome; limit?: number; before?: string }) =>
+      services.audit.list(systemPrincipal('cli'), {
+        tool: args.tool,
+        keyId: args.key,
+        userId: args.user,
+        outcome: args.outcome,
+        limit: args.limit,
+        before: args.before,
+      }),
   },
 } as const;
 

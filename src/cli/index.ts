@@ -5,6 +5,7 @@ import type { CreatedMcpApiKey } from '../keys/service.js';
 import { readLiveLock } from '../platform/data-dir.js';
 import { TrellisError } from '../platform/errors.js';
 import { createLogger, openServices } from '../server.js';
+import { describeAuditPage } from './audit-output.js';
 import { runCliCommand, type CliCommandName } from './commands.js';
 import { serve } from './serve.js';
 
@@ -73,6 +74,22 @@ export async function runCli(argv: string[]): Promise<number> {
           `Integration '${created.integration.name}' created. The apiKey is shown only now: store it safely.`,
         ].join('\n'),
       );
+    });
+
+  program
+    .command('audit')
+    .description('Read the MCP audit log')
+    .command('list')
+    .description('List MCP tool calls, newest first')
+    .option('--tool <tool>', 'only calls of this tool')
+    .option('--key <id>', 'only calls made with this MCP key _id')
+    .option('--user <id>', 'only calls of this user _id')
+    .option('--outcome <outcome>', 'only calls with this outcome: ok, error or denied')
+    .option('--limit <n>', 'entries per page (1 to 500)', '50')
+    .option('--before <cursor>', 'the cursor printed after a full page, to read older entries')
+    .option('--json', 'print JSON')
+    .action(async (options) => {
+      exitCode = await runDataCommand('audit list', options, describeAuditPage);
     });
 
   try {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { codePatchesSchema } from '../platform/code-edits.js';
 import { idSchema } from '../platform/validation.js';
 
 /** Feature code limit (spec section 8): 1 MB of UTF-8. */
@@ -34,6 +35,12 @@ export const updateFeatureInput = z.object({
   status: status.optional(),
 });
 
+export const editFeatureCodeInput = z.object({
+  _id: idSchema,
+  patches: codePatchesSchema,
+  status: status.optional(),
+});
+
 export const deleteFeatureInput = z.object({
   _id: idSchema,
   confirm: z.literal(true, { message: 'must be true to delete' }),
@@ -46,5 +53,6 @@ export const listFeaturesInput = z.object({
 
 export type CreateFeatureInput = z.input<typeof createFeatureInput>;
 export type UpdateFeatureInput = z.input<typeof updateFeatureInput>;
+export type EditFeatureCodeInput = z.input<typeof editFeatureCodeInput>;
 export type DeleteFeatureInput = z.input<typeof deleteFeatureInput>;
 export type ListFeaturesInput = z.input<typeof listFeaturesInput>;

@@ -1,20 +1,25 @@
 import { featureRoleIds } from '../access/service.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
+import { assertValidCode } from '../platform/code-edits.js';
+import { applyPatches } from '../platform/code-patches.js';
 import { sha256Hex } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';
 import type { Row } from '../platform/db/types.js';
 import { TrellisError, conflict, notFound } from '../platform/errors.js';
 import { parseInput } from '../platform/validation.js';
+import { validateFeatureCode, type Finding } from './jsx-validation.js';
 import {
   FEATURE_CODE_MAX_BYTES,
   createFeatureInput,
   deleteFeatureInput,
+  editFeatureCodeInput,
   listFeaturesInput,
   updateFeatureInput,
   type CreateFeatureInput,
   type DeleteFeatureInput,
+  type EditFeatureCodeInput,
   type FeatureStatus,
   type ListFeaturesInput,
   type UpdateFeatureInput,
@@ -36,6 +41,11 @@ export interface Feature {
   roleIds: string[];
 }
 
+/** A feature as a create left it, with what the code validator warned about (warnings never block a save). */
+export interface CreatedFeature extends Feature {
+  warnings: Finding[];
+}
+
 export interface FeatureVersion {
   version: number;
   status: FeatureStatus;
@@ -49,7 +59,12 @@ export interface FeatureUpdate {
   feature: Feature;
   /** The code before this update, for adapters that answer with a diff. */
   previousCode: string;
+  /** What the code validator warned about in the saved code; empty when the code was not changed. */
+  warnings: Finding[];
 }
+
+type FeatureChanges = Pick<UpdateFeatureInput, 'name' | 'description' | 'customCode' | 'status'>;
+type FeatureWrite = 'feature.update' | 'feature.edit';
 
 const MAX_ID_LENGTH = 64;
 
@@ -93,12 +108,13 @@ export class FeatureService {
 
   /**
    * Creates a feature as version 1, visible to the built-in `admin` role and the creator's role.
-   * Throws BAD_INPUT, CONFLICT (taken `_id` or name) or PAYLOAD_TOO_LARGE (code over 1 MB).
+   * Throws BAD_INPUT (also for code the validator finds errors in), CONFLICT (taken `_id` or
+   * name) or PAYLOAD_TOO_LARGE (code over 1 MB).
    */
-  async createFeature(principal: Principal, input: CreateFeatureInput): Promise<Feature> {
+  async createFeature(principal: Principal, input: CreateFeatureInput): Promise<CreatedFeature> {
     const data = parseInput(createFeatureInput, input);
     requirePermission(principal, 'features:write');
-    assertCodeSize(data.customCode);
+    const warnings = checkCode(data.customCode);
     return this.ctx.db.transaction().execute(async (trx) => {
       await assertNameFree(trx, data.name);
       const id = data._id ?? (await freeIdFor(trx, data.name));
@@ -129,56 +145,38 @@ export class FeatureService {
         resourceId: id,
         details: { name: data.name, status: data.status, version: 1, codeSha256 },
       });
-      return readFeature(trx, id);
+      return { ...(await readFeature(trx, id)), warnings };
     });
   }
 
   /**
    * Saves changes to a feature. A change of code or status adds a version; publishing points
-   * `publishedVersion` at it, a draft keeps the previous published version.
+   * `publishedVersion` at it, a draft keeps the previous published version. New code is
+   * validated like at creation.
    */
   async updateFeature(principal: Principal, input: UpdateFeatureInput): Promise<FeatureUpdate> {
     const data = parseInput(updateFeatureInput, input);
     requirePermission(principal, 'features:write');
-    if (data.customCode !== undefined) assertCodeSize(data.customCode);
+    const warnings = data.customCode === undefined ? [] : checkCode(data.customCode);
     return this.ctx.db.transaction().execute(async (trx) => {
-      const current = await trx.selectFrom('features').selectAll().where('id', '=', data._id).forUpdate().executeTakeFirst();
-      if (!current) throw notFound('Feature', data._id);
-      if (data.name !== undefined && data.name.toLowerCase() !== current.name.toLowerCase()) await assertNameFree(trx, data.name);
-      const code = data.customCode ?? current.custom_code;
-      const status = data.status ?? current.status;
-      const newVersion = code !== current.custom_code || status !== current.status;
-      const version = newVersion ? current.version + 1 : current.version;
-      await trx
-        .updateTable('features')
-        .set({
-          ...(data.name !== undefined ? { name: data.name } : {}),
-          ...(data.description !== undefined ? { description: data.description } : {}),
-          custom_code: code,
-          status,
-          version,
-          published_version: newVersion && status === 'published' ? version : current.published_version,
-          updated_by: principal.userId,
-          updated_at: new Date(),
-        })
-        .where('id', '=', current.id)
-        .execute();
-      const codeSha256 = newVersion
-        ? await insertVersion(trx, principal, current.id, version, code, status)
-        : sha256Hex(code);
-      await recordAudit(trx, principal, {
-        action: 'feature.update',
-        resourceType: 'feature',
-        resourceId: current.id,
-        details: {
-          ...(data.name !== undefined ? { name: data.name } : {}),
-          ...(data.description !== undefined ? { descriptionChanged: true } : {}),
-          status,
-          version,
-          codeSha256,
-        },
-      });
-      return { feature: await readFeature(trx, current.id), previousCode: current.custom_code };
+      const current = await lockFeature(trx, data._id);
+      return saveFeature(trx, principal, current, data, 'feature.update', warnings);
+    });
+  }
+
+  /**
+   * Applies old_str/new_str patches to the code read under a row lock, so concurrent edits never
+   * lose an update, then validates and saves the result exactly like updateFeature. A patch that
+   * does not match exactly once, or a result with errors, rejects the edit and nothing is written.
+   */
+  async editFeatureCode(principal: Principal, input: EditFeatureCodeInput): Promise<FeatureUpdate> {
+    const data = parseInput(editFeatureCodeInput, input);
+    requirePermission(principal, 'features:write');
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const current = await lockFeature(trx, data._id);
+      const customCode = applyPatches(current.custom_code, data.patches);
+      const warnings = checkCode(customCode);
+      return saveFeature(trx, principal, current, { customCode, status: data.status }, 'feature.edit', warnings);
     });
   }
 
@@ -201,6 +199,12 @@ export class FeatureService {
   }
 }
 
+/** The warnings of code that fits the size limit and has no validation error; throws otherwise. */
+function checkCode(code: string): Finding[] {
+  assertCodeSize(code);
+  return assertValidCode('customCode', validateFeatureCode(code));
+}
+
 function assertCodeSize(code: string): void {
   const bytes = Buffer.byteLength(code, 'utf8');
   if (bytes <= FEATURE_CODE_MAX_BYTES) return;
@@ -209,6 +213,56 @@ function assertCodeSize(code: string): void {
     `customCode: must be at most 1 MB (${FEATURE_CODE_MAX_BYTES} bytes of UTF-8); got ${bytes} bytes`,
     { field: 'customCode', limitBytes: FEATURE_CODE_MAX_BYTES, bytes },
   );
+}
+
+async function lockFeature(trx: Db, featureId: string): Promise<Row<'features'>> {
+  const current = await trx.selectFrom('features').selectAll().where('id', '=', featureId).forUpdate().executeTakeFirst();
+  if (!current) throw notFound('Feature', featureId);
+  return current;
+}
+
+/** Writes already validated changes over the locked row `current`: the row, a version when code or status changed, the audit entry. */
+async function saveFeature(
+  trx: Db,
+  principal: Principal,
+  current: Row<'features'>,
+  changes: FeatureChanges,
+  action: FeatureWrite,
+  warnings: Finding[],
+): Promise<FeatureUpdate> {
+  if (changes.name !== undefined && changes.name.toLowerCase() !== current.name.toLowerCase()) await assertNameFree(trx, changes.name);
+  const code = changes.customCode ?? current.custom_code;
+  const status = changes.status ?? current.status;
+  const newVersion = code !== current.custom_code || status !== current.status;
+  const version = newVersion ? current.version + 1 : current.version;
+  await trx
+    .updateTable('features')
+    .set({
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.description !== undefined ? { description: changes.description } : {}),
+      custom_code: code,
+      status,
+      version,
+      published_version: newVersion && status === 'published' ? version : current.published_version,
+      updated_by: principal.userId,
+      updated_at: new Date(),
+    })
+    .where('id', '=', current.id)
+    .execute();
+  const codeSha256 = newVersion ? await insertVersion(trx, principal, current.id, version, code, status) : sha256Hex(code);
+  await recordAudit(trx, principal, {
+    action,
+    resourceType: 'feature',
+    resourceId: current.id,
+    details: {
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.description !== undefined ? { descriptionChanged: true } : {}),
+      status,
+      version,
+      codeSha256,
+    },
+  });
+  return { feature: await readFeature(trx, current.id), previousCode: current.custom_code, warnings };
 }
 
 async function assertNameFree(trx: Db, name: string): Promise<void> {

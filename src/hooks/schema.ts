@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { codePatchesSchema } from '../platform/code-edits.js';
 import { idSchema } from '../platform/validation.js';
 
 /** Hook code limit (spec section 8): 200 KB of UTF-8. */
@@ -50,6 +51,11 @@ export const updateHookInput = z.object({
   content: content.optional(),
 });
 
+export const editHookCodeInput = z.object({
+  _id: idSchema,
+  patches: codePatchesSchema,
+});
+
 export const deleteHookInput = z.object({
   _id: idSchema,
   confirm: z.literal(true, { message: 'must be true to delete' }),
@@ -62,5 +68,6 @@ export const listHooksInput = z.object({
 
 export type CreateHookInput = z.input<typeof createHookInput>;
 export type UpdateHookInput = z.input<typeof updateHookInput>;
+export type EditHookCodeInput = z.input<typeof editHookCodeInput>;
 export type DeleteHookInput = z.input<typeof deleteHookInput>;
 export type ListHooksInput = z.input<typeof listHooksInput>;

@@ -1,5 +1,7 @@
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
+import { assertValidCode } from '../platform/code-edits.js';
+import { applyPatches } from '../platform/code-patches.js';
 import { newId, sha256Hex } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';
@@ -7,16 +9,19 @@ import type { Row } from '../platform/db/types.js';
 import { TrellisError, badInput, conflict, notFound } from '../platform/errors.js';
 import { enqueueMail } from '../platform/mail.js';
 import { parseInput } from '../platform/validation.js';
+import { validateHookCode } from './code-validation.js';
 import {
   HOOK_CODE_MAX_BYTES,
   TABLE_HOOK_TYPES,
   createHookInput,
   deleteHookInput,
+  editHookCodeInput,
   hookNameProblem,
   listHooksInput,
   updateHookInput,
   type CreateHookInput,
   type DeleteHookInput,
+  type EditHookCodeInput,
   type HookType,
   type ListHooksInput,
   type UpdateHookInput,
@@ -42,7 +47,8 @@ export interface HookUpdate {
   previousContent: string;
 }
 
-type HookWrite = 'created' | 'modified';
+type HookChanges = Pick<UpdateHookInput, 'name' | 'tableId' | 'content'>;
+type HookWrite = 'create' | 'update' | 'edit';
 
 export class HookService {
   constructor(private readonly ctx: PlatformContext) {}
@@ -64,12 +70,13 @@ export class HookService {
 
   /**
    * Creates a hook as version 1 and e-mails every application owner in the same transaction.
-   * Throws BAD_INPUT, NOT_FOUND (unknown table), CONFLICT (taken name) or PAYLOAD_TOO_LARGE.
+   * Throws BAD_INPUT (also for code the validator finds errors in), NOT_FOUND (unknown table),
+   * CONFLICT (taken name) or PAYLOAD_TOO_LARGE.
    */
   async createHook(principal: Principal, input: CreateHookInput): Promise<Hook> {
     const data = parseInput(createHookInput, input);
     requirePermission(principal, 'hooks:write');
-    assertCodeSize(data.content);
+    checkCode(data.content);
     return this.ctx.db.transaction().execute(async (trx) => {
       const tableId = await resolveTableId(trx, data.type, data.tableId);
       await assertNameFree(trx, data.name);
@@ -91,46 +98,38 @@ export class HookService {
         })
         .execute();
       const hook = await readHook(trx, id);
-      await recordHookWrite(trx, principal, hook, 'created');
+      await recordHookWrite(trx, principal, hook, 'create');
       return hook;
     });
   }
 
   /**
    * Changes a hook's name, table or code (never its type), adds a version and e-mails every
-   * application owner in the same transaction.
+   * application owner in the same transaction. New code is validated like at creation.
    */
   async updateHook(principal: Principal, input: UpdateHookInput): Promise<HookUpdate> {
     const data = parseInput(updateHookInput, input);
     requirePermission(principal, 'hooks:write');
-    if (data.content !== undefined) assertCodeSize(data.content);
+    if (data.content !== undefined) checkCode(data.content);
     return this.ctx.db.transaction().execute(async (trx) => {
-      const current = await trx.selectFrom('hooks').selectAll().where('id', '=', data._id).forUpdate().executeTakeFirst();
-      if (!current) throw notFound('Hook', data._id);
-      const type = current.type as HookType;
-      if (data.name !== undefined) {
-        const problem = hookNameProblem(type, data.name);
-        if (problem) throw badInput(`name: ${problem}`, { field: 'name' });
-        if (data.name.toLowerCase() !== current.name.toLowerCase()) await assertNameFree(trx, data.name);
-      }
-      const tableId = data.tableId === undefined ? current.table_id : await resolveTableId(trx, type, data.tableId);
-      const content = data.content ?? current.content;
-      await trx
-        .updateTable('hooks')
-        .set({
-          name: data.name ?? current.name,
-          table_id: tableId,
-          content,
-          content_sha256: sha256Hex(content),
-          version: current.version + 1,
-          updated_by: principal.userId,
-          updated_at: new Date(),
-        })
-        .where('id', '=', current.id)
-        .execute();
-      const hook = await readHook(trx, current.id);
-      await recordHookWrite(trx, principal, hook, 'modified');
-      return { hook, previousContent: current.content };
+      const current = await lockHook(trx, data._id);
+      return saveHook(trx, principal, current, data, 'update');
+    });
+  }
+
+  /**
+   * Applies old_str/new_str patches to the code read under a row lock, so concurrent edits never
+   * lose an update, then validates and saves the result exactly like updateHook. A patch that
+   * does not match exactly once, or a result with errors, rejects the edit and nothing is written.
+   */
+  async editHookCode(principal: Principal, input: EditHookCodeInput): Promise<HookUpdate> {
+    const data = parseInput(editHookCodeInput, input);
+    requirePermission(principal, 'hooks:write');
+    return this.ctx.db.transaction().execute(async (trx) => {
+      const current = await lockHook(trx, data._id);
+      const content = applyPatches(current.content, data.patches);
+      checkCode(content);
+      return saveHook(trx, principal, current, { content }, 'edit');
     });
   }
 
@@ -152,6 +151,11 @@ export class HookService {
   }
 }
 
+function checkCode(content: string): void {
+  assertCodeSize(content);
+  assertValidCode('content', validateHookCode(content));
+}
+
 function assertCodeSize(content: string): void {
   const bytes = Buffer.byteLength(content, 'utf8');
   if (bytes <= HOOK_CODE_MAX_BYTES) return;
@@ -160,6 +164,40 @@ function assertCodeSize(content: string): void {
     `content: must be at most 200 KB (${HOOK_CODE_MAX_BYTES} bytes of UTF-8); got ${bytes} bytes`,
     { field: 'content', limitBytes: HOOK_CODE_MAX_BYTES, bytes },
   );
+}
+
+async function lockHook(trx: Db, hookId: string): Promise<Row<'hooks'>> {
+  const current = await trx.selectFrom('hooks').selectAll().where('id', '=', hookId).forUpdate().executeTakeFirst();
+  if (!current) throw notFound('Hook', hookId);
+  return current;
+}
+
+/** Writes already validated changes over the locked row `current` as a new version, with its audit entry and owners' e-mails. */
+async function saveHook(trx: Db, principal: Principal, current: Row<'hooks'>, changes: HookChanges, write: HookWrite): Promise<HookUpdate> {
+  const type = current.type as HookType;
+  if (changes.name !== undefined) {
+    const problem = hookNameProblem(type, changes.name);
+    if (problem) throw badInput(`name: ${problem}`, { field: 'name' });
+    if (changes.name.toLowerCase() !== current.name.toLowerCase()) await assertNameFree(trx, changes.name);
+  }
+  const tableId = changes.tableId === undefined ? current.table_id : await resolveTableId(trx, type, changes.tableId);
+  const content = changes.content ?? current.content;
+  await trx
+    .updateTable('hooks')
+    .set({
+      name: changes.name ?? current.name,
+      table_id: tableId,
+      content,
+      content_sha256: sha256Hex(content),
+      version: current.version + 1,
+      updated_by: principal.userId,
+      updated_at: new Date(),
+    })
+    .where('id', '=', current.id)
+    .execute();
+  const hook = await readHook(trx, current.id);
+  await recordHookWrite(trx, principal, hook, write);
+  return { hook, previousContent: current.content };
 }
 
 /**
@@ -199,7 +237,7 @@ async function recordHookWrite(trx: Db, principal: Principal, hook: Hook, write:
     })
     .execute();
   await recordAudit(trx, principal, {
-    action: write === 'created' ? 'hook.create' : 'hook.update',
+    action: `hook.${write}`,
     resourceType: 'hook',
     resourceId: hook._id,
     details: { name: hook.name, type: hook.type, tableId: hook.tableId, version: hook.version, codeSha256: hook.contentSha256 },
@@ -212,9 +250,10 @@ async function notifyOwners(trx: Db, principal: Principal, hook: Hook, write: Ho
   const owners = await trx.selectFrom('users').select('email').where('is_owner', '=', true).where('disabled', '=', false).execute();
   if (!owners.length) return;
   const author = await authorLabel(trx, principal);
-  const subject = `Hook "${hook.name}" ${write}`;
+  const change = write === 'create' ? 'created' : 'modified';
+  const subject = `Hook "${hook.name}" ${change}`;
   const body = [
-    `The hook "${hook.name}" was ${write}.`,
+    `The hook "${hook.name}" was ${change}.`,
     '',
     `Type: ${hook.type}`,
     ...(hook.tableId ? [`Table: ${hook.tableId}`] : []),

@@ -16,6 +16,14 @@ const GET = `query($_id: ID!) { feature(_id: $_id) { ${FEATURE} } }`;
 const VERSIONS = 'query($_id: ID!) { featureVersions(_id: $_id) { version status customCode codeSha256 authorId createdAt } }';
 const ONE_MB = 1_048_576;
 
+/** Valid feature code that shows `text`. */
+const page = (text: string) => `export default function Page() { return <p>${text}</p>; }`;
+/** Valid feature code of exactly `bytes` bytes of UTF-8, padded with a comment that ends in `last`. */
+function paddedPage(bytes: number, last = 'a'): string {
+  const head = `${page('big')}\n// `;
+  return head + 'a'.repeat(bytes - head.length - Buffer.byteLength(last)) + last;
+}
+
 let server: TestServer;
 let ownerGql: Gql;
 let designerGql: Gql;
@@ -37,7 +45,7 @@ async function signInAs(email: string, role: string): Promise<Gql> {
 }
 
 async function createFeature(gql: Gql, variables: Record<string, unknown>) {
-  return (await gqlData(gql, CREATE, { customCode: 'export default () => <p>hi</p>;', ...variables })).createFeature;
+  return (await gqlData(gql, CREATE, { customCode: page('hi'), ...variables })).createFeature;
 }
 
 async function rowCounts() {
@@ -129,7 +137,7 @@ describe('createFeature', () => {
   });
 
   it('accepts code of exactly 1 MB', async () => {
-    const created = await createFeature(ownerGql, { name: 'Exactly one megabyte', customCode: 'a'.repeat(ONE_MB) });
+    const created = await createFeature(ownerGql, { name: 'Exactly one megabyte', customCode: paddedPage(ONE_MB) });
     expect(created.customCode).toHaveLength(ONE_MB);
   });
 
@@ -143,78 +151,78 @@ describe('createFeature', () => {
     ['a name of 101 characters', { name: 'n'.repeat(101) }, 'BAD_INPUT', 400, 'name: must be at most 100'],
     ['a name taken in another case', { name: 'EXISTING feature' }, 'CONFLICT', 409, 'name: a feature named'],
     ['an unknown status', { name: 'Bad status', status: 'live' }, 'BAD_INPUT', 400, 'status: must be one of draft, published'],
-    ['code of 1 MB + 1 byte', { name: 'Too big', customCode: 'a'.repeat(ONE_MB + 1) }, 'PAYLOAD_TOO_LARGE', 413, 'at most 1 MB (1048576 bytes'],
-    ['code over 1 MB in UTF-8 bytes only', { name: 'Too big utf8', customCode: 'a'.repeat(ONE_MB - 1) + 'é' }, 'PAYLOAD_TOO_LARGE', 413, 'customCode:'],
+    ['code of 1 MB + 1 byte', { name: 'Too big', customCode: paddedPage(ONE_MB + 1) }, 'PAYLOAD_TOO_LARGE', 413, 'at most 1 MB (1048576 bytes'],
+    ['code over 1 MB in UTF-8 bytes only', { name: 'Too big utf8', customCode: paddedPage(ONE_MB + 1, 'é') }, 'PAYLOAD_TOO_LARGE', 413, 'customCode:'],
   ])('refuses %s and writes nothing', async (_case, variables, code, status, fragment) => {
     const before = await rowCounts();
-    const result = await ownerGql(CREATE, { customCode: '<div />', ...variables });
+    const result = await ownerGql(CREATE, { customCode: page('refused'), ...variables });
     expectError(result, code, status, fragment);
     expect(await rowCounts()).toEqual(before);
   });
 
   it("refuses a viewer with FORBIDDEN naming 'features:write' and writes nothing", async () => {
     const before = await rowCounts();
-    expectError(await viewerGql(CREATE, { name: 'Viewer made', customCode: '<p />' }), 'FORBIDDEN', 403, "'features:write'");
+    expectError(await viewerGql(CREATE, { name: 'Viewer made', customCode: page('viewer') }), 'FORBIDDEN', 403, "'features:write'");
     expect(await rowCounts()).toEqual(before);
   });
 });
 
 describe('updateFeature versioning', () => {
   it('adds a version for each change of code or status and moves publishedVersion only when publishing', async () => {
-    const { _id } = await createFeature(ownerGql, { name: 'Versioned', customCode: 'v1' });
+    const { _id } = await createFeature(ownerGql, { name: 'Versioned', customCode: page('v1') });
     const saves = [
-      [{ customCode: 'v2' }, { version: 2, status: 'draft', publishedVersion: null }],
+      [{ customCode: page('v2') }, { version: 2, status: 'draft', publishedVersion: null }],
       [{ status: 'published' }, { version: 3, status: 'published', publishedVersion: 3 }],
-      [{ customCode: 'v4', status: 'draft' }, { version: 4, status: 'draft', publishedVersion: 3 }],
-      [{ customCode: 'v5', status: 'published' }, { version: 5, status: 'published', publishedVersion: 5 }],
-      [{ customCode: 'v6' }, { version: 6, status: 'published', publishedVersion: 6 }],
+      [{ customCode: page('v4'), status: 'draft' }, { version: 4, status: 'draft', publishedVersion: 3 }],
+      [{ customCode: page('v5'), status: 'published' }, { version: 5, status: 'published', publishedVersion: 5 }],
+      [{ customCode: page('v6') }, { version: 6, status: 'published', publishedVersion: 6 }],
     ] as const;
     for (const [change, expected] of saves) {
       expect((await gqlData(ownerGql, UPDATE, { _id, ...change })).updateFeature).toMatchObject(expected);
     }
     const versions = (await gqlData(ownerGql, VERSIONS, { _id })).featureVersions;
     expect(versions.map((v: { version: number; status: string; customCode: string }) => [v.version, v.status, v.customCode])).toEqual([
-      [6, 'published', 'v6'],
-      [5, 'published', 'v5'],
-      [4, 'draft', 'v4'],
-      [3, 'published', 'v2'],
-      [2, 'draft', 'v2'],
-      [1, 'draft', 'v1'],
+      [6, 'published', page('v6')],
+      [5, 'published', page('v5')],
+      [4, 'draft', page('v4')],
+      [3, 'published', page('v2')],
+      [2, 'draft', page('v2')],
+      [1, 'draft', page('v1')],
     ]);
-    expect(versions[0]).toMatchObject({ codeSha256: sha256('v6'), authorId: ownerId });
+    expect(versions[0]).toMatchObject({ codeSha256: sha256(page('v6')), authorId: ownerId });
   });
 
   it('keeps the version when a save changes neither code nor status', async () => {
-    const { _id } = await createFeature(ownerGql, { name: 'Renamed later', customCode: 'same' });
-    const updated = (await gqlData(ownerGql, UPDATE, { _id, name: 'Renamed now', customCode: 'same', status: 'draft' })).updateFeature;
+    const { _id } = await createFeature(ownerGql, { name: 'Renamed later', customCode: page('same') });
+    const updated = (await gqlData(ownerGql, UPDATE, { _id, name: 'Renamed now', customCode: page('same'), status: 'draft' })).updateFeature;
     expect(updated).toMatchObject({ name: 'Renamed now', version: 1 });
     expect((await gqlData(ownerGql, VERSIONS, { _id })).featureVersions).toHaveLength(1);
   });
 
   it('records the last author as updatedBy and the previous code is returned to the service caller', async () => {
-    const { _id } = await createFeature(ownerGql, { name: 'Handed over', customCode: 'before' });
-    const updated = (await gqlData(designerGql, UPDATE, { _id, customCode: 'after' })).updateFeature;
-    expect(updated).toMatchObject({ createdBy: ownerId, updatedBy: designerId, customCode: 'after' });
+    const { _id } = await createFeature(ownerGql, { name: 'Handed over', customCode: page('before') });
+    const updated = (await gqlData(designerGql, UPDATE, { _id, customCode: page('after') })).updateFeature;
+    expect(updated).toMatchObject({ createdBy: ownerId, updatedBy: designerId, customCode: page('after') });
     const owner = await server.server.services.access.principalForUser(ownerId, 'system');
-    const result = await server.server.services.features.updateFeature(owner, { _id, customCode: 'again' });
-    expect(result.previousCode).toBe('after');
+    const result = await server.server.services.features.updateFeature(owner, { _id, customCode: page('again') });
+    expect(result.previousCode).toBe(page('after'));
     expect(result.feature.version).toBe(3);
   });
 
   it.each([
-    ['code of 1 MB + 1 byte', { customCode: 'a'.repeat(ONE_MB + 1) }, 'PAYLOAD_TOO_LARGE', 413, 'customCode:'],
+    ['code of 1 MB + 1 byte', { customCode: paddedPage(ONE_MB + 1) }, 'PAYLOAD_TOO_LARGE', 413, 'customCode:'],
     ['a name another feature has', { name: 'existing FEATURE' }, 'CONFLICT', 409, 'name:'],
     ['an unknown status', { status: 'archived' }, 'BAD_INPUT', 400, 'status:'],
   ])('refuses %s and keeps the stored feature', async (_case, change, code, status, fragment) => {
-    const { _id } = await createFeature(ownerGql, { name: `Guarded ${_case}`, customCode: 'kept' });
+    const { _id } = await createFeature(ownerGql, { name: `Guarded ${_case}`, customCode: page('kept') });
     const before = await rowCounts();
     expectError(await ownerGql(UPDATE, { _id, ...change }), code, status, fragment);
     expect(await rowCounts()).toEqual(before);
-    expect((await gqlData(ownerGql, GET, { _id })).feature).toMatchObject({ customCode: 'kept', version: 1 });
+    expect((await gqlData(ownerGql, GET, { _id })).feature).toMatchObject({ customCode: page('kept'), version: 1 });
   });
 
   it('answers NOT_FOUND for an unknown feature', async () => {
-    expectError(await ownerGql(UPDATE, { _id: 'no-such-feature', customCode: 'x' }), 'NOT_FOUND', 404, "'no-such-feature'");
+    expectError(await ownerGql(UPDATE, { _id: 'no-such-feature', customCode: page('x') }), 'NOT_FOUND', 404, "'no-such-feature'");
   });
 });
 
@@ -247,8 +255,8 @@ describe('listing and reading features', () => {
 
 describe('deleteFeature', () => {
   it('deletes the feature with its versions and role grants, audits it, and leaves menus alone', async () => {
-    const { _id } = await createFeature(ownerGql, { name: 'Doomed', customCode: 'v1' });
-    await gqlData(ownerGql, UPDATE, { _id, customCode: 'v2' });
+    const { _id } = await createFeature(ownerGql, { name: 'Doomed', customCode: page('v1') });
+    await gqlData(ownerGql, UPDATE, { _id, customCode: page('v2') });
     await db()
       .insertInto('menus')
       .values({ id: 'menu-doomed', name: 'Doomed menu', entries: JSON.stringify([{ label: 'Doomed', path: `/feature/${_id}` }]), updated_at: new Date() })

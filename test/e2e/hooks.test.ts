@@ -20,6 +20,14 @@ const TABLE_ID = 'tbl-orders';
 const OTHER_TABLE_ID = 'tbl-customers';
 const HOOK_LIMIT = 204_800;
 
+/** Valid hook code that returns `value`. */
+const returning = (value: string) => `async function hook(instance) { return ${JSON.stringify(value)}; }`;
+/** Valid hook code of exactly `bytes` bytes of UTF-8, padded with a comment that ends in `last`. */
+function paddedHook(bytes: number, last = 'a'): string {
+  const head = `${CODE}\n// `;
+  return head + 'a'.repeat(bytes - head.length - Buffer.byteLength(last)) + last;
+}
+
 let server: TestServer;
 let ownerGql: Gql;
 let designerGql: Gql;
@@ -123,10 +131,10 @@ describe('createHook', () => {
   });
 
   it('audits the write with the sha256 of the persisted code', async () => {
-    const created = await createHook(ownerGql, { name: 'Audited', content: 'return 1;' });
+    const created = await createHook(ownerGql, { name: 'Audited', content: returning('one') });
     const event = await db().selectFrom('audit_events').selectAll().where('resource_id', '=', created._id).executeTakeFirstOrThrow();
     expect(event).toMatchObject({ action: 'hook.create', resource_type: 'hook', actor_id: ownerId, source: 'graphql' });
-    expect(event.details).toMatchObject({ name: 'Audited', type: 'webHook', version: 1, codeSha256: sha256('return 1;') });
+    expect(event.details).toMatchObject({ name: 'Audited', type: 'webHook', version: 1, codeSha256: sha256(returning('one')) });
   });
 
   it.each([
@@ -168,7 +176,7 @@ describe('createHook', () => {
   });
 
   it('accepts code of exactly 200 KB', async () => {
-    const created = await createHook(ownerGql, { name: 'Big-enough', content: 'a'.repeat(HOOK_LIMIT) });
+    const created = await createHook(ownerGql, { name: 'Big-enough', content: paddedHook(HOOK_LIMIT) });
     expect(created.content).toHaveLength(HOOK_LIMIT);
   });
 
@@ -178,8 +186,8 @@ describe('createHook', () => {
     ['a name taken in another case', { name: 'EXISTING_HOOK' }, 'CONFLICT', 409, 'name: a hook named'],
     ['empty content', { content: '  ' }, 'BAD_INPUT', 400, 'content: must not be empty'],
     ['an unknown type', { type: 'onDelete' }, 'BAD_INPUT', 400, 'type: must be one of beforeSave, afterSave, webHook'],
-    ['code of 200 KB + 1 byte', { content: 'a'.repeat(HOOK_LIMIT + 1) }, 'PAYLOAD_TOO_LARGE', 413, 'content: must be at most 200 KB (204800 bytes'],
-    ['code over 200 KB in UTF-8 bytes only', { content: 'a'.repeat(HOOK_LIMIT - 1) + 'é' }, 'PAYLOAD_TOO_LARGE', 413, 'content:'],
+    ['code of 200 KB + 1 byte', { content: paddedHook(HOOK_LIMIT + 1) }, 'PAYLOAD_TOO_LARGE', 413, 'content: must be at most 200 KB (204800 bytes'],
+    ['code over 200 KB in UTF-8 bytes only', { content: paddedHook(HOOK_LIMIT + 1, 'é') }, 'PAYLOAD_TOO_LARGE', 413, 'content:'],
   ])('refuses %s and writes nothing: no hook, version, mail or audit row', async (_case, variables, code, status, fragment) => {
     const before = await rowCounts();
     const result = await ownerGql(CREATE, { name: 'Refused_hook', type: 'webHook', content: CODE, ...variables });
@@ -223,17 +231,17 @@ describe('updateHook', () => {
   });
 
   it('returns the previous content to the service caller', async () => {
-    const { _id } = await createHook(ownerGql, { name: 'Diffable', content: 'return "old";' });
+    const { _id } = await createHook(ownerGql, { name: 'Diffable', content: returning('old') });
     const owner = await server.server.services.access.principalForUser(ownerId, 'system');
-    const result = await server.server.services.hooks.updateHook(owner, { _id, content: 'return "new";' });
-    expect(result.previousContent).toBe('return "old";');
-    expect(result.hook.content).toBe('return "new";');
+    const result = await server.server.services.hooks.updateHook(owner, { _id, content: returning('new') });
+    expect(result.previousContent).toBe(returning('old'));
+    expect(result.hook.content).toBe(returning('new'));
   });
 
   it.each([
     ['a webhook name with a space', 'guarded-1', { name: 'has space' }, 'BAD_INPUT', 400, 'name: must be 2 to 64'],
     ['a name another hook has', 'guarded-2', { name: 'existing_HOOK' }, 'CONFLICT', 409, 'name:'],
-    ['code of 200 KB + 1 byte', 'guarded-3', { content: 'b'.repeat(HOOK_LIMIT + 1) }, 'PAYLOAD_TOO_LARGE', 413, 'content:'],
+    ['code of 200 KB + 1 byte', 'guarded-3', { content: paddedHook(HOOK_LIMIT + 1) }, 'PAYLOAD_TOO_LARGE', 413, 'content:'],
     ['empty content', 'guarded-4', { content: '' }, 'BAD_INPUT', 400, 'content: must not be empty'],
   ])('refuses %s and keeps the stored hook', async (_case, name, change, code, status, fragment) => {
     const { _id } = await createHook(ownerGql, { name });
@@ -252,12 +260,12 @@ describe('updateHook', () => {
 
   it("refuses a designer with FORBIDDEN naming 'hooks:write'", async () => {
     const { _id } = await createHook(ownerGql, { name: 'Untouchable' });
-    expectError(await designerGql(UPDATE, { _id, content: 'return 2;' }), 'FORBIDDEN', 403, "'hooks:write'");
+    expectError(await designerGql(UPDATE, { _id, content: returning('two') }), 'FORBIDDEN', 403, "'hooks:write'");
     expect((await gqlData(ownerGql, GET, { _id })).hook.content).toBe(CODE);
   });
 
   it('answers NOT_FOUND for an unknown hook', async () => {
-    expectError(await ownerGql(UPDATE, { _id: 'no-such-hook', content: 'x' }), 'NOT_FOUND', 404, "Hook 'no-such-hook'");
+    expectError(await ownerGql(UPDATE, { _id: 'no-such-hook', content: returning('x') }), 'NOT_FOUND', 404, "Hook 'no-such-hook'");
   });
 });
 
@@ -283,7 +291,7 @@ describe('listing hooks', () => {
 describe('deleteHook', () => {
   it('deletes the hook with its versions and audits it', async () => {
     const { _id } = await createHook(ownerGql, { name: 'Short-lived' });
-    await gqlData(ownerGql, UPDATE, { _id, content: 'return 3;' });
+    await gqlData(ownerGql, UPDATE, { _id, content: returning('three') });
     expect((await gqlData(ownerGql, DELETE, { _id, confirm: true })).deleteHook).toBe(true);
     expectError(await ownerGql(GET, { _id }), 'NOT_FOUND', 404, _id);
     expect(await db().selectFrom('hook_versions').select('version').where('hook_id', '=', _id).execute()).toEqual([]);

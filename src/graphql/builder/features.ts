@@ -1,3 +1,4 @@
+import type { FeatureUpdate } from '../../features/service.js';
 import type { GraphQLModule } from '../module.js';
 import { requireUser, withoutNulls } from './access.js';
 
@@ -19,6 +20,8 @@ const typeDefs = /* GraphQL */ `
     updatedAt: DateTime!
     "Ids of the roles that see the feature."
     roleIds: [ID!]!
+    "Only on the answer of createFeature and updateFeature: what the code validator warned about ({ code, message, line, column }); warnings never block a save."
+    warnings: [JSON!]
   }
 
   type FeatureVersion {
@@ -59,8 +62,12 @@ export const featuresModule: GraphQLModule = {
     Mutation: {
       createFeature: (_s, args, ctx) => ctx.services.features.createFeature(requireUser(ctx), withoutNulls(args) as never),
       updateFeature: async (_s, args, ctx) =>
-        (await ctx.services.features.updateFeature(requireUser(ctx), withoutNulls(args) as never)).feature,
+        toFeatureWithWarnings(await ctx.services.features.updateFeature(requireUser(ctx), withoutNulls(args) as never)),
       deleteFeature: (_s, args, ctx) => ctx.services.features.deleteFeature(requireUser(ctx), args as never),
     },
   },
 };
+
+function toFeatureWithWarnings({ feature, warnings }: FeatureUpdate) {
+  return { ...feature, warnings };
+}

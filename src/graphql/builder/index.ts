@@ -1,6 +1,7 @@
 import type { GraphQLModule } from '../module.js';
 import { accessModule } from './access.js';
 import { applicationModule } from './application.js';
+import { auditModule } from './audit.js';
 import { envVarsModule } from './envvars.js';
 import { featuresModule } from './features.js';
 import { hooksModule } from './hooks.js';
@@ -10,4 +11,4 @@ import { menusModule } from './menus.js';
 import { tablesModule } from './tables.js';
 
 /** Every part of the builder schema, one module per concern. */
-export const builderModules: readonly GraphQLModule[] = [accessModule, applicationModule, featuresModule, hooksModule, keysModule, integrationsModule, tablesModule, menusModule, envVarsModule];
+export const builderModules: readonly GraphQLModule[] = [accessModule, applicationModule, featuresModule, hooksModule, keysModule, integrationsModule, tablesModule, menusModule, envVarsModule, auditModule];

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { idSchema } from '../platform/validation.js';
+
+export const MCP_AUDIT_OUTCOMES = ['ok', 'error', 'denied'] as const;
+export const DEFAULT_AUDIT_PAGE = 50;
+export const MAX_AUDIT_PAGE = 500;
+
+export const mcpAuditOutcomeSchema = z.enum(MCP_AUDIT_OUTCOMES, { error: `must be one of ${MCP_AUDIT_OUTCOMES.join(', ')}` });
+export type McpAuditOutcome = z.infer<typeof mcpAuditOutcomeSchema>;
+
+const dateTime = z.coerce.date({ error: 'must be an ISO-8601 date and time' });
+
+export const listMcpAuditLogsInput = z.object({
+  tool: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
+  keyId: idSchema.optional(),
+  userId: idSchema.optional(),
+  outcome: mcpAuditOutcomeSchema.optional(),
+  since: dateTime.optional(),
+  until: dateTime.optional(),
+  limit: z
+    .number({ error: `must be a whole number from 1 to ${MAX_AUDIT_PAGE}` })
+    .int(`must be a whole number from 1 to ${MAX_AUDIT_PAGE}`)
+    .min(1, `must be a whole number from 1 to ${MAX_AUDIT_PAGE}`)
+    .max(MAX_AUDIT_PAGE, `must be at most ${MAX_AUDIT_PAGE}`)
+    .default(DEFAULT_AUDIT_PAGE),
+  /** The `nextCursor` of the previous page: entries older than that one. */
+  before: z
+    .string()
+    .regex(/^[1-9][0-9]{0,15}$/, 'must be the nextCursor of a previous page')
+    .transform(Number)
+    .optional(),
+});
+
+export type ListMcpAuditLogsInput = z.input<typeof listMcpAuditLogsInput>;

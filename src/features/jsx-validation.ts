@@ -1,0 +1,275 @@
+import { parse } from '@babel/parser';
+import type { ExportNamedDeclaration, ImportDeclaration, Node, Program, StringLiteral } from '@babel/types';
+import {
+  checkConstructorChain,
+  checkGlobalAccess,
+  codeValidation,
+  findingAt,
+  globalName,
+  keyName,
+  propertyName,
+  sizeFinding,
+  syntaxFinding,
+  walk,
+  type CodeValidation,
+  type Finding,
+  type GlobalRules,
+  type Visit,
+} from '../platform/ast-walk.js';
+import { FEATURE_CODE_MAX_BYTES } from './schema.js';
+
+export type { CodeValidation, Finding } from '../platform/ast-walk.js';
+
+/** A module feature code may import; `exports`, when given, is the complete list of its names. */
+export type AllowedModule = {
+  name: string;
+  description: string;
+  exports?: readonly string[];
+};
+
+/** The only modules feature code may import (exact names, no subpaths). */
+export const ALLOWED_FEATURE_MODULES: readonly AllowedModule[] = [
+  { name: 'react', description: 'React hooks and helpers: useState, useEffect, useMemo, useCallback, useRef, useReducer, Fragment' },
+  {
+    name: '@trellis/runtime',
+    description: "The application runtime: read and write data through the app's GraphQL API, navigate, get the signed-in user",
+    exports: ['useQuery', 'useMutation', 'graphql', 'navigate', 'useCurrentUser'],
+  },
+  {
+    name: '@trellis/ui',
+    description: 'Components styled with the application theme',
+    exports: ['Button', 'Card', 'Table', 'Input', 'Select', 'Stack', 'Text', 'Heading', 'Badge', 'Modal', 'Form'],
+  },
+  { name: 'date-fns', description: 'Date formatting and arithmetic: format, parseISO, addDays, differenceInDays, ...' },
+  { name: 'lodash-es', description: 'Collection and object helpers: groupBy, sortBy, debounce, ...' },
+];
+
+const MODULES = new Map(ALLOWED_FEATURE_MODULES.map((module) => [module.name, module]));
+const MODULE_LIST = ALLOWED_FEATURE_MODULES.map((module) => module.name).join(', ');
+
+const USE_DATA_API = "use graphql() or useQuery() / useMutation() from '@trellis/runtime' instead of";
+const USE_FUNCTIONS = 'write the logic as plain functions';
+const USE_STATE = "keep state in React state (useState) or in a table through useMutation() from '@trellis/runtime'";
+
+const FEATURE_GLOBALS: GlobalRules = {
+  aliases: new Set(['window', 'globalThis', 'self', 'parent', 'top', 'frames']),
+  names: new Map([
+    ['eval', `eval is not allowed: ${USE_FUNCTIONS}`],
+    ['Function', `the Function constructor is not allowed: ${USE_FUNCTIONS}`],
+    ['fetch', `${USE_DATA_API} fetch`],
+    ['XMLHttpRequest', `${USE_DATA_API} XMLHttpRequest`],
+    ['WebSocket', `${USE_DATA_API} WebSocket`],
+    ['EventSource', `${USE_DATA_API} EventSource`],
+    ['localStorage', `localStorage is not allowed: ${USE_STATE}`],
+    ['sessionStorage', `sessionStorage is not allowed: ${USE_STATE}`],
+    ['indexedDB', `indexedDB is not allowed: ${USE_STATE}`],
+    ['importScripts', `importScripts is not allowed: import from the allowed modules (${MODULE_LIST})`],
+    ['require', `require() is not allowed: use import from the allowed modules (${MODULE_LIST})`],
+    ['open', "window.open is not allowed: use navigate() from '@trellis/runtime' or a link"],
+  ]),
+  members: new Map([
+    ['document.cookie', "document.cookie is not allowed: use useCurrentUser() from '@trellis/runtime' for the signed-in user"],
+    ['navigator.sendBeacon', `${USE_DATA_API} navigator.sendBeacon`],
+  ]),
+};
+
+const THEME_HINT = 'use var(--color-primary) / the theme tokens from get_feature_authoring_guide instead of';
+const HEX_COLOR = /(?<![\w#&])#(?:[0-9a-fA-F]{8}|[0-9a-fA-F]{6}|[0-9a-fA-F]{3,4})(?![\w-])/g;
+const COLOR_FUNCTION = /(?<![\w-])(?:rgba?|hsla?)\((?!\s*var\()[^)]{0,80}\)?/gi;
+const TAILWIND_COLOR_CLASS = new RegExp(
+  '(?<![\\w-])(?:bg|text|border(?:-[xytrblse])?|from|via|to|ring(?:-offset)?|fill|stroke|outline|decoration|divide|placeholder|accent|caret|shadow)-' +
+    '(?:(?:slate|gray|zinc|neutral|stone|red|orange|amber|yellow|lime|green|emerald|teal|cyan|sky|blue|indigo|violet|purple|fuchsia|pink|rose)' +
+    '-(?:50|[1-9]00|950)|black|white)(?:\\/\\d{1,3})?(?![\\w-])',
+  'g',
+);
+const LINE_BREAK = /\r\n?|[\n\u2028\u2029]/g;
+
+/**
+ * Checks feature code (one ES module of JavaScript with JSX) without ever executing it: size
+ * (at most 1 MB of UTF-8), syntax, imports from ALLOWED_FEATURE_MODULES only, one default export
+ * that is a function component, and no forbidden globals or constructs (network and storage
+ * APIs, eval and friends, dangerouslySetInnerHTML, <script>). Locally declared names shadow
+ * globals and are not reported. Fixed colours and Tailwind colour classes are warnings only.
+ *
+ * @example validateFeatureCode("export default () => <p>Hi</p>") // { valid: true, errors: [], warnings: [] }
+ */
+export function validateFeatureCode(code: string): CodeValidation {
+  const tooLarge = sizeFinding(code, FEATURE_CODE_MAX_BYTES, '1 MB');
+  if (tooLarge) return codeValidation([tooLarge]);
+  let program: Program;
+  try {
+    program = parseModule(code, false);
+  } catch (error) {
+    return codeValidation([syntaxFinding(error, isTypeScript(code) ? 'TypeScript syntax is not supported, write JavaScript with JSX: ' : '')]);
+  }
+  const errors = checkModuleShape(program);
+  const warnings: Finding[] = [];
+  walk(program, (visit) => {
+    const error = checkGlobalAccess(visit, FEATURE_GLOBALS) ?? checkConstructorChain(visit.node) ?? checkConstruct(visit);
+    if (error) errors.push(error);
+    warnings.push(...colourWarnings(visit.node, code));
+  });
+  return codeValidation(errors, warnings);
+}
+
+function parseModule(code: string, typescript: boolean): Program {
+  return parse(code, { sourceType: 'module', plugins: typescript ? ['jsx', 'typescript'] : ['jsx'], attachComment: false }).program;
+}
+
+function isTypeScript(code: string): boolean {
+  try {
+    parseModule(code, true);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function checkModuleShape(program: Program): Finding[] {
+  const findings: Finding[] = [];
+  let defaultExport: Node | undefined;
+  for (const statement of program.body) {
+    if (statement.type === 'ImportDeclaration') findings.push(...checkImport(statement));
+    if (statement.type === 'ExportAllDeclaration') findings.push(...checkSource(statement.source));
+    if (statement.type === 'ExportNamedDeclaration') {
+      if (statement.source) findings.push(...checkSource(statement.source));
+      defaultExport ??= defaultSpecifier(statement);
+    }
+    if (statement.type === 'ExportDefaultDeclaration') defaultExport = statement.declaration;
+  }
+  const exportError = checkDefaultExport(defaultExport, program);
+  return exportError ? [...findings, exportError] : findings;
+}
+
+function checkSource(source: StringLiteral): Finding[] {
+  if (MODULES.has(source.value)) return [];
+  return [findingAt(source, 'FORBIDDEN_IMPORT', `Module '${source.value}' is not available to features: import only from ${MODULE_LIST}`)];
+}
+
+function checkImport(declaration: ImportDeclaration): Finding[] {
+  const exports = MODULES.get(declaration.source.value)?.exports;
+  if (!exports) return checkSource(declaration.source);
+  const module = declaration.source.value;
+  return declaration.specifiers.flatMap((specifier) => {
+    if (specifier.type === 'ImportNamespaceSpecifier') return [];
+    if (specifier.type === 'ImportDefaultSpecifier') {
+      return [findingAt(specifier, 'UNKNOWN_EXPORT', `'${module}' has no default export: use named imports, e.g. import { ${exports[0]} } from '${module}'`)];
+    }
+    const name = specifier.imported.type === 'Identifier' ? specifier.imported.name : specifier.imported.value;
+    if (exports.includes(name)) return [];
+    return [findingAt(specifier, 'UNKNOWN_EXPORT', `'${module}' has no export '${name}'; it exports ${exports.join(', ')}`)];
+  });
+}
+
+/** `export { Page as default }` */
+function defaultSpecifier(statement: ExportNamedDeclaration): Node | undefined {
+  for (const specifier of statement.specifiers) {
+    if (specifier.type !== 'ExportSpecifier') continue;
+    const exported = specifier.exported.type === 'Identifier' ? specifier.exported.name : specifier.exported.value;
+    if (exported === 'default') return statement.source ? specifier : specifier.local;
+  }
+  return undefined;
+}
+
+function checkDefaultExport(declaration: Node | undefined, program: Program): Finding | undefined {
+  if (!declaration) {
+    return { code: 'DEFAULT_EXPORT', message: 'The feature must export its page component as default, e.g. export default function Page() { ... }' };
+  }
+  const component = declaration.type === 'Identifier' ? topLevelValue(program, declaration.name) : declaration;
+  if (component && isComponentFunction(component)) return undefined;
+  return findingAt(
+    declaration,
+    'DEFAULT_EXPORT',
+    'The default export must be a function component: a function, an arrow function or the name of one declared in this file',
+  );
+}
+
+function topLevelValue(program: Program, name: string): Node | undefined {
+  for (const statement of program.body) {
+    const declaration = statement.type === 'ExportNamedDeclaration' && statement.declaration ? statement.declaration : statement;
+    if (declaration.type === 'FunctionDeclaration' && declaration.id?.name === name) return declaration;
+    if (declaration.type !== 'VariableDeclaration') continue;
+    for (const declarator of declaration.declarations) {
+      if (declarator.id.type === 'Identifier' && declarator.id.name === name) return declarator.init ?? undefined;
+    }
+  }
+  return undefined;
+}
+
+function isComponentFunction(node: Node): boolean {
+  if (node.type !== 'FunctionDeclaration' && node.type !== 'FunctionExpression' && node.type !== 'ArrowFunctionExpression') return false;
+  return !node.async && !node.generator;
+}
+
+function checkConstruct({ node, scope }: Visit): Finding | undefined {
+  switch (node.type) {
+    case 'Import':
+    case 'ImportExpression':
+      return findingAt(node, 'DYNAMIC_IMPORT', `Dynamic import() is not allowed: use a static import from ${MODULE_LIST}`);
+    case 'CallExpression':
+    case 'NewExpression':
+      return checkCall(node, scope);
+    case 'JSXAttribute':
+      return node.name.name === 'dangerouslySetInnerHTML' ? dangerousHtml(node) : undefined;
+    case 'ObjectProperty':
+      return !node.computed && keyName(node.key) === 'dangerouslySetInnerHTML' ? dangerousHtml(node) : undefined;
+    case 'JSXOpeningElement':
+      return node.name.type === 'JSXIdentifier' && node.name.name.toLowerCase() === 'script' ? scriptElement(node) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function checkCall(node: Node & { callee: Node; arguments: Node[] }, scope: Visit['scope']): Finding | undefined {
+  const [first] = node.arguments;
+  if (!first) return undefined;
+  const callee = globalName(node.callee, scope, FEATURE_GLOBALS.aliases);
+  if ((callee === 'setTimeout' || callee === 'setInterval') && (first.type === 'StringLiteral' || first.type === 'TemplateLiteral')) {
+    return findingAt(first, 'STRING_TIMER', `${callee} with a string runs it as code: pass a function, e.g. ${callee}(() => refresh(), 1000)`);
+  }
+  if (propertyName(node.callee) === 'createElement' && first.type === 'StringLiteral' && first.value.toLowerCase() === 'script') {
+    return scriptElement(node);
+  }
+  return undefined;
+}
+
+function dangerousHtml(node: Node): Finding {
+  return findingAt(node, 'DANGEROUS_HTML', 'dangerouslySetInnerHTML is not allowed: render the content as JSX text or elements, which React escapes');
+}
+
+function scriptElement(node: Node): Finding {
+  return findingAt(node, 'SCRIPT_ELEMENT', `<script> elements are not allowed: import code from ${MODULE_LIST}`);
+}
+
+function colourWarnings(node: Node, code: string): Finding[] {
+  if (node.type !== 'StringLiteral' && node.type !== 'TemplateElement') return [];
+  if (node.start == null || node.end == null || !node.loc) return [];
+  const raw = code.slice(node.start, node.end);
+  const start = node.loc.start;
+  let lineStarts: number[] | undefined;
+  const warnings: Finding[] = [];
+  const collect = (pattern: RegExp, findingCode: string, describe: string) => {
+    for (const match of raw.matchAll(pattern)) {
+      lineStarts ??= [...raw.matchAll(LINE_BREAK)].map((lineBreak) => lineBreak.index + lineBreak[0].length);
+      const position = positionIn(lineStarts, match.index, start);
+      warnings.push({ code: findingCode, message: `${describe} ${match[0]}: ${THEME_HINT} ${match[0]}`, ...position });
+    }
+  };
+  collect(HEX_COLOR, 'FIXED_COLOR', 'Fixed colour');
+  collect(COLOR_FUNCTION, 'FIXED_COLOR', 'Fixed colour');
+  collect(TAILWIND_COLOR_CLASS, 'TAILWIND_COLOR_CLASS', 'Tailwind colour class');
+  return warnings;
+}
+
+/** The 1-based line and column of `offset` in a literal that starts at `start` and has lines starting at `lineStarts`. */
+function positionIn(lineStarts: readonly number[], offset: number, start: { line: number; column: number }) {
+  let low = 0;
+  let high = lineStarts.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (lineStarts[middle]! <= offset) low = middle + 1;
+    else high = middle;
+  }
+  if (low === 0) return { line: start.line, column: start.column + offset + 1 };
+  return { line: start.line + low, column: offset - lineStarts[low - 1]! + 1 };
+}

@@ -1,0 +1,128 @@
+import { parse, parseExpression } from '@babel/parser';
+import type { Expression, Node } from '@babel/types';
+import {
+  checkConstructorChain,
+  checkGlobalAccess,
+  codeValidation,
+  findingAt,
+  isMemberAccess,
+  keyName,
+  propertyName,
+  sizeFinding,
+  syntaxFinding,
+  walk,
+  type CodeValidation,
+  type Finding,
+  type GlobalRules,
+} from '../platform/ast-walk.js';
+import { HOOK_CODE_MAX_BYTES } from './schema.js';
+
+/** A capability hook code can use at run time. */
+export type HookGlobal = {
+  name: string;
+  description: string;
+};
+
+/** Everything hook code can reach at run time; nothing else is granted. */
+export const HOOK_GLOBALS: readonly HookGlobal[] = [
+  { name: 'instance', description: "The function's parameter: the record being saved (save hooks) or the parsed request body (webhooks)" },
+  { name: 'headers', description: 'The request headers of a webhook call, with lower-case names; empty for save hooks' },
+  { name: 'env', description: "The values of the application's environment variables by name, e.g. env.API_TOKEN" },
+  {
+    name: 'fetch',
+    description: 'fetch(url, init) for outbound HTTP; loopback, private, link-local and metadata addresses are refused; size and time are capped',
+  },
+  {
+    name: 'crypto',
+    description: 'crypto.hmacSha256(key, data) -> hex, crypto.sha256(data) -> hex, crypto.timingSafeEqual(a, b) -> boolean (constant time)',
+  },
+  { name: 'console', description: "console.log / info / warn / error write to the hook's run log" },
+  { name: 'db', description: "The application's tables, with the rights of the hook" },
+];
+
+const SHAPE = 'Hook code must be a single async function, e.g. async function (instance) { ... }';
+const CAPABILITIES = `use the granted capabilities (${HOOK_GLOBALS.map((global) => global.name).join(', ')})`;
+
+const HOOK_GLOBAL_RULES: GlobalRules = {
+  aliases: new Set(['globalThis', 'global', 'self', 'window']),
+  names: new Map([
+    ['require', `require is not available in hooks: ${CAPABILITIES}`],
+    ['process', 'process is not available in hooks: read configuration from env, e.g. env.API_TOKEN'],
+    ['eval', 'eval is not allowed in hooks: write the logic as plain functions'],
+    ['Function', 'the Function constructor is not allowed in hooks: write the logic as plain functions'],
+    ['constructor', `the global object's constructor is not allowed in hooks: ${CAPABILITIES}`],
+  ]),
+  members: new Map(),
+};
+
+/**
+ * Checks server-side hook code without executing it. The code must be ONE async function
+ * (expression, arrow or named function) taking at most one parameter, the instance:
+ * `async function (instance) { ... }` or `async (instance) => { ... }`, with nothing before or
+ * after it (comments aside), at most 200 KB of UTF-8. `require`, `process`, `eval`, `Function`,
+ * `import()`, `__proto__` and reaching constructors through the global object are errors;
+ * locally declared names shadow globals and are not reported.
+ *
+ * @example validateHookCode('async (instance) => { instance.total = 1; }') // { valid: true, errors: [], warnings: [] }
+ */
+export function validateHookCode(code: string): CodeValidation {
+  if (code.trim() === '') return codeValidation([emptyFinding()]);
+  const tooLarge = sizeFinding(code, HOOK_CODE_MAX_BYTES, '200 KB');
+  if (tooLarge) return codeValidation([tooLarge]);
+  let root: Expression;
+  try {
+    root = parseExpression(code, { sourceType: 'script', attachComment: false });
+  } catch (error) {
+    return codeValidation([parseFailure(error, code)]);
+  }
+  const shapeError = checkShape(root);
+  if (shapeError) return codeValidation([shapeError]);
+  const errors: Finding[] = [];
+  walk(root, (visit) => {
+    const error = checkGlobalAccess(visit, HOOK_GLOBAL_RULES) ?? checkConstructorChain(visit.node) ?? checkConstruct(visit.node);
+    if (error) errors.push(error);
+  });
+  return codeValidation(errors);
+}
+
+function emptyFinding(): Finding {
+  return { code: 'EMPTY', message: `Hook code must not be empty. ${SHAPE}` };
+}
+
+function parseFailure(error: unknown, code: string): Finding {
+  const reason = (error as { reasonCode?: unknown }).reasonCode;
+  if (reason === 'ParseExpressionEmptyInput') return emptyFinding();
+  const finding = syntaxFinding(error);
+  if (reason === 'ParseExpressionExpectsEOF') return { ...finding, code: 'HOOK_SHAPE', message: `${SHAPE}, with nothing after it` };
+  if (isFunctionBody(code)) return { ...finding, code: 'HOOK_SHAPE', message: `${SHAPE}: wrap these statements in it` };
+  return finding;
+}
+
+/** Statements that would be valid inside the function: a common mistake worth its own message. */
+function isFunctionBody(code: string): boolean {
+  try {
+    parse(code, { sourceType: 'script', allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true, attachComment: false });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function checkShape(root: Expression): Finding | undefined {
+  if (root.type !== 'FunctionExpression' && root.type !== 'ArrowFunctionExpression') return findingAt(root, 'HOOK_SHAPE', SHAPE);
+  if (!root.async) return findingAt(root, 'HOOK_SHAPE', `${SHAPE}: add async`);
+  if (root.generator) return findingAt(root, 'HOOK_SHAPE', `${SHAPE}, not a generator`);
+  if (root.params.length > 1) return findingAt(root.params[1]!, 'HOOK_SHAPE', `${SHAPE}: it takes at most one parameter, the instance`);
+  return undefined;
+}
+
+function checkConstruct(node: Node): Finding | undefined {
+  if (node.type === 'Import' || node.type === 'ImportExpression') {
+    return findingAt(node, 'DYNAMIC_IMPORT', `import() is not available in hooks: ${CAPABILITIES}`);
+  }
+  const protoKey = node.type === 'ObjectProperty' && !node.computed && keyName(node.key) === '__proto__';
+  if (protoKey || (isMemberAccess(node) && propertyName(node) === '__proto__')) {
+    return findingAt(node, 'FORBIDDEN_PROTO', '__proto__ is not allowed in hooks: build plain objects instead of changing prototypes');
+  }
+  return undefined;
+}

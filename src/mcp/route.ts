@@ -1,0 +1,242 @@
+import {
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WebStandardStreamableHTTPServerTransport,
+  classifyInboundRequest,
+  createMcpHandler,
+  type AuthInfo,
+} from '@modelcontextprotocol/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../access/permissions.js';
+import { bearerToken } from '../http/auth.js';
+import { TrellisError, unauthenticated } from '../platform/errors.js';
+import { WindowLimiter } from '../platform/limits.js';
+import type { Services } from '../services.js';
+import { errorResult, missingScopeMessage, runTool } from './run-tool.js';
+import { buildMcpServer } from './server-factory.js';
+import { TOOLS_BY_NAME } from './tools/index.js';
+import { writeMcpAuditEntry } from '../audit/mcp-log.js';
+
+/** 60 requests per minute per key (spec section 8). */
+export const MCP_REQUESTS_PER_MINUTE = 60;
+
+interface McpCaller {
+  principal: Principal;
+  keyId: string;
+}
+
+type JsonRpcId = string | number | null;
+
+/**
+ * `POST /api/mcp`: stateless Streamable HTTP. Authentication, the Origin check and the per-key
+ * limit run here; `tools/call` of the 2025 protocol generation is answered directly, everything
+ * else goes to the official SDK (a fresh McpServer per request).
+ */
+export function registerMcpRoute(app: FastifyInstance, services: Services, options: { requestsPerMinute?: number } = {}): void {
+  const limiter = new WindowLimiter(options.requestsPerMinute ?? MCP_REQUESTS_PER_MINUTE, 60_000);
+  const modern = createMcpHandler((context) => buildMcpServer(services, ...callerOf(context.authInfo)), {
+    legacy: 'reject',
+    responseMode: 'json',
+    onerror: () => {},
+  });
+
+  app.route({
+    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+    url: '/api/mcp',
+    handler: async (_request, reply) =>
+      reply
+        .status(405)
+        .header('allow', 'POST')
+        .send(jsonRpcError(null, -32000, 'Method not allowed: this MCP server is stateless and serves POST only')),
+  });
+
+  app.post('/api/mcp', async (request, reply) => {
+    try {
+      return await handle(request, reply);
+    } catch (error) {
+      if (!(error instanceof TrellisError) || error.status >= 500) throw error;
+      const retryAfter = error.details?.retryAfter;
+      if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+      return reply.status(error.status).send(jsonRpcError(idOf(request.body), -32000, error.message));
+    }
+  });
+
+  async function handle(request: FastifyRequest, reply: FastifyReply) {
+    const refusal = await hostOrOriginRefusal(request, services);
+    if (refusal) return reply.status(403).send(jsonRpcError(null, -32000, `Forbidden: ${refusal}`));
+    const caller = await authenticate(services, request);
+    if (!caller) {
+      return reply
+        .status(401)
+        .header('www-authenticate', 'Bearer realm="trellis"')
+        .send(jsonRpcError(idOf(request.body), -32001, 'Unauthorized: send a valid MCP key as Authorization: Bearer <key>'));
+    }
+    limiter.hit(caller.keyId);
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      body: request.body,
+      protocolVersionHeader: header(request, 'mcp-protocol-version'),
+      mcpMethodHeader: header(request, 'mcp-method'),
+      mcpNameHeader: header(request, 'mcp-name'),
+    });
+    const toolCall = toolCallOf(request.body);
+    if (toolCall) {
+      const early = await precheckToolCall(services, caller, toolCall);
+      if (early) return reply.send({ jsonrpc: '2.0', id: toolCall.id, result: early });
+    }
+    if (route.kind === 'modern') return forward(reply, await modern.fetch(webRequest(request), { authInfo: authInfoOf(caller), parsedBody: request.body }));
+    if (toolCall && route.kind === 'legacy') return answerToolCall(services, caller, toolCall, request, reply);
+    return forward(reply, await serveLegacy(services, caller, request));
+  }
+}
+
+async function authenticate(services: Services, request: FastifyRequest): Promise<McpCaller | undefined> {
+  const token = bearerToken(request);
+  try {
+    return await services.auth.guard(request.ip, async () => {
+      if (!token) throw unauthenticated();
+      const resolved = await services.keys.resolveMcpKey(token);
+      return { principal: resolved.principal, keyId: resolved.keyId };
+    });
+  } catch (error) {
+    if (error instanceof TrellisError && error.code === 'UNAUTHENTICATED') return undefined;
+    throw error;
+  }
+}
+
+interface ToolCall {
+  id: JsonRpcId;
+  name: string;
+  arguments: unknown;
+}
+
+function toolCallOf(body: unknown): ToolCall | undefined {
+  const message = body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown } };
+  if (!message || message.jsonrpc !== '2.0' || message.method !== 'tools/call' || message.id === undefined) return undefined;
+  if (typeof message.params?.name !== 'string') return undefined;
+  return { id: message.id as JsonRpcId, name: message.params.name, arguments: message.params.arguments };
+}
+
+/**
+ * Answers a call that cannot run before it reaches the SDK, so that a hidden tool names the missing
+ * scope and a refused call is audited: a tool the key may not use, or arguments that do not parse.
+ */
+async function precheckToolCall(services: Services, caller: McpCaller, call: ToolCall) {
+  const tool = TOOLS_BY_NAME.get(call.name);
+  if (!tool) return undefined;
+  if (!caller.principal.permissions.has(tool.scope)) {
+    const message = missingScopeMessage(tool);
+    await writeMcpAuditEntry(services.ctx.db, {
+      keyId: caller.keyId,
+      userId: caller.principal.userId,
+      tool: tool.name,
+      arguments: call.arguments ?? {},
+      outcome: 'denied',
+      error: message,
+      durationMs: 0,
+      codeSha256: null,
+    });
+    return errorResult(message);
+  }
+  if (!tool.input.safeParse(call.arguments ?? {}).success) return runTool(services, caller.principal, caller.keyId, tool, call.arguments);
+  return undefined;
+}
+
+/** The 2025-generation `tools/call`, answered without building a server: same checks as the SDK's transport. */
+async function answerToolCall(services: Services, caller: McpCaller, call: ToolCall, request: FastifyRequest, reply: FastifyReply) {
+  const accept = request.headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    return reply.status(406).send(jsonRpcError(null, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'));
+  }
+  const version = header(request, 'mcp-protocol-version');
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    return reply
+      .status(400)
+      .send(jsonRpcError(null, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`));
+  }
+  const tool = TOOLS_BY_NAME.get(call.name);
+  if (!tool) return reply.send(jsonRpcError(call.id, -32602, `Tool ${call.name} not found`));
+  const result = await runTool(services, caller.principal, caller.keyId, tool, call.arguments);
+  return reply.send({ jsonrpc: '2.0', id: call.id, result });
+}
+
+async function serveLegacy(services: Services, caller: McpCaller, request: FastifyRequest): Promise<Response> {
+  const server = buildMcpServer(services, caller.principal, caller.keyId);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  try {
+    await server.connect(transport);
+    return await transport.handleRequest(webRequest(request), { authInfo: authInfoOf(caller), parsedBody: request.body });
+  } finally {
+    void server.close();
+  }
+}
+
+function authInfoOf(caller: McpCaller): AuthInfo {
+  return { token: caller.keyId, clientId: caller.keyId, scopes: [...caller.principal.permissions], extra: { caller } };
+}
+
+function callerOf(authInfo: AuthInfo | undefined): [Principal, string] {
+  const caller = authInfo?.extra?.caller as McpCaller | undefined;
+  if (!caller) throw unauthenticated();
+  return [caller.principal, caller.keyId];
+}
+
+function webRequest(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  headers.delete('content-length');
+  return new Request(`http://${request.host || 'localhost'}${request.url}`, {
+    method: request.method,
+    headers,
+    body: JSON.stringify(request.body),
+  });
+}
+
+async function forward(reply: FastifyReply, response: Response) {
+  reply.status(response.status);
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-length' && name !== 'connection' && name !== 'keep-alive') reply.header(name, value);
+  });
+  return reply.send(await response.text());
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/**
+ * DNS-rebinding protection: on a loopback-bound server the Host must be a loopback name (or the
+ * public URL's host), and a browser Origin must be this server's own or an allowed CORS origin.
+ */
+async function hostOrOriginRefusal(request: FastifyRequest, services: Services): Promise<string | undefined> {
+  const { config } = services.ctx;
+  const publicUrl = config.publicUrl ? new URL(config.publicUrl) : undefined;
+  const loopbackBound = isLoopback(config.host);
+  if (loopbackBound && !isLoopback(request.hostname) && request.hostname !== publicUrl?.hostname) {
+    return `Host ${request.host} is not allowed`;
+  }
+  const origin = request.headers.origin;
+  if (!origin) return undefined;
+  if (publicUrl?.origin === origin) return undefined;
+  if (loopbackBound && URL.canParse(origin) && isLoopback(new URL(origin).hostname)) return undefined;
+  const { corsOrigins } = await services.application.read();
+  return corsOrigins.includes(origin) ? undefined : `Origin ${origin} is not allowed`;
+}
+
+function isLoopback(host: string): boolean {
+  return LOOPBACK_HOSTS.has(host) || host.startsWith('127.');
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function idOf(body: unknown): JsonRpcId {
+  const id = (body as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+function jsonRpcError(id: JsonRpcId, code: number, message: string) {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}

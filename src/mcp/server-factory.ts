@@ -1,0 +1,31 @@
+import { McpServer } from '@modelcontextprotocol/server';
+import type { Principal } from '../access/permissions.js';
+import type { Services } from '../services.js';
+import { PLAYBOOK } from './instructions.js';
+import { runTool } from './run-tool.js';
+import { TOOLS } from './tools/index.js';
+
+export const SERVER_INFO = { name: 'trellis', version: '0.1.0' } as const;
+
+/**
+ * The SDK's McpServer for one request of one principal: every tool is registered (in the fixed
+ * order), and those whose scope the principal lacks are disabled, so `tools/list` hides them.
+ */
+export function buildMcpServer(services: Services, principal: Principal, keyId: string): McpServer {
+  const server = new McpServer(SERVER_INFO, { instructions: PLAYBOOK, capabilities: { tools: { listChanged: false } } });
+  for (const tool of TOOLS) {
+    const registered = server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input as never,
+        ...(tool.output ? { outputSchema: tool.output as never } : {}),
+        annotations: { title: tool.title, ...tool.annotations },
+      },
+      (async (args: unknown) => runTool(services, principal, keyId, tool, args)) as never,
+    );
+    if (!principal.permissions.has(tool.scope)) registered.disable();
+  }
+  return server;
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { CREATE, READ, UPDATE, defineTool } from './types.js';
+import { plain, recordId } from './shared.js';
+
+const fieldType = z.enum(['text', 'number', 'boolean', 'date', 'datetime', 'json', 'reference', 'multi-reference']);
+const field = z.object({
+  name: z.string().describe('Letters, digits and _; starts with a letter'),
+  type: fieldType,
+  required: z.boolean().optional(),
+  unique: z.boolean().optional(),
+  referenceTableId: z.string().optional().describe('For reference and multi-reference: the target table\'s _id (or name)'),
+  description: z.string().optional(),
+});
+
+export const listEntities = defineTool({
+  name: 'list_entities',
+  scope: 'config:read',
+  title: 'List entities (tables)',
+  description: 'Lists the application\'s tables with their field names and types. Each table gets generated GraphQL CRUD operations.',
+  input: z.object({}),
+  output: z.object({
+    entities: z.array(
+      z.object({
+        _id: z.string(),
+        name: z.string(),
+        description: z.string(),
+        fields: z.array(z.object({ name: z.string(), type: z.string(), required: z.boolean() })),
+      }),
+    ),
+  }),
+  annotations: READ,
+  async run(services, principal) {
+    const tables = await services.tables.listTables(principal);
+    return {
+      data: {
+        entities: tables.map((t) => ({
+          _id: t._id,
+          name: t.name,
+          description: t.description,
+          fields: t.fields.map((f) => ({ name: f.name, type: f.type, required: f.required })),
+        })),
+      },
+    };
+  },
+});
+
+export const getEntityDetails = defineTool({
+  name: 'get_entity_details',
+  scope: 'config:read',
+  title: 'Get an entity (table)',
+  description: 'Returns one table with every field: type, required, unique, reference target.',
+  input: z.object({ _id: recordId('table') }),
+  output: z.object({ entity: z.record(z.string(), z.unknown()) }),
+  annotations: READ,
+  async run(services, principal, args) {
+    return { data: { entity: plain(await services.tables.getTable(principal, args._id)) } };
+  },
+});
+
+export const createTable = defineTool({
+  name: 'create_table',
+  scope: 'tables:write',
+  title: 'Create a table',
+  description: 'Creates a table with fields. The name becomes GraphQL names (e.g. Orders -> updateOrders), so use PascalCase letters and digits.',
+  input: z.object({
+    name: z.string().describe('Letters, digits and _; starts with a letter; unique'),
+    description: z.string().optional(),
+    fields: z.array(field).max(200).optional(),
+  }),
+  annotations: CREATE,
+  async run(services, principal, args) {
+    return { data: { entity: plain(await services.tables.createTable(principal, args)) } };
+  },
+});
+
+export const updateTable = defineTool({
+  name: 'update_table',
+  scope: 'tables:write',
+  title: 'Update table metadata',
+  description: 'Renames a table or changes its description. Data and fields are kept.',
+  input: z.object({ _id: recordId('table'), name: z.string().optional(), description: z.string().optional() }),
+  annotations: UPDATE,
+  async run(services, principal, args) {
+    return { data: { entity: plain(await services.tables.updateTable(principal, args)) } };
+  },
+});
+
+export const addTableField = defineTool({
+  name: 'add_table_field',
+  scope: 'tables:write',
+  title: 'Add a field to a table',
+  description: 'Adds one field to a table. A required field can only be added to a table without rows.',
+  input: z.object({ tableId: recordId('table'), field }),
+  annotations: CREATE,
+  async run(services, principal, args) {
+    return { data: { entity: plain(await services.tables.addTableField(principal, args)) } };
+  },
+});

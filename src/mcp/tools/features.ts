@@ -1,0 +1,151 @@
+import { z } from 'zod';
+import { unifiedDiff } from '../../platform/code-patches.js';
+import { validateFeatureCode } from '../../features/jsx-validation.js';
+import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
+import { confirmFlag, patchList, plain, recordId } from './shared.js';
+
+const status = z.enum(['draft', 'published']);
+const featureSummary = z.object({
+  _id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  status,
+  version: z.number(),
+  publishedVersion: z.number().nullable(),
+  path: z.string(),
+  updatedAt: z.string(),
+});
+
+export const listFeatures = defineTool({
+  name: 'list_features',
+  scope: 'config:read',
+  title: 'List features',
+  description: 'Lists the application\'s features (pages) without their code. `query` filters by a case-insensitive substring of the name or _id.',
+  input: z.object({ query: z.string().max(200).optional().describe('Substring of the name or _id') }),
+  output: z.object({ features: z.array(featureSummary) }),
+  annotations: READ,
+  async run(services, principal, args) {
+    const features = await services.features.listFeatures(principal, args);
+    return {
+      data: {
+        features: plain(
+          features.map((f) => ({
+            _id: f._id,
+            name: f.name,
+            description: f.description,
+            status: f.status,
+            version: f.version,
+            publishedVersion: f.publishedVersion,
+            path: `/feature/${f._id}`,
+            updatedAt: f.updatedAt,
+          })),
+        ),
+      },
+    };
+  },
+});
+
+export const getFeatureDetails = defineTool({
+  name: 'get_feature_details',
+  scope: 'config:read',
+  title: 'Get a feature',
+  description: 'Returns one feature with its current customCode (JSX), status, versions and the role ids that see it.',
+  input: z.object({ _id: recordId('feature') }),
+  output: z.object({ feature: z.record(z.string(), z.unknown()) }),
+  annotations: READ,
+  async run(services, principal, args) {
+    return { data: { feature: plain(await services.features.getFeature(principal, args._id)) } };
+  },
+});
+
+export const validateFeatureCodeTool = defineTool({
+  name: 'validate_feature_code',
+  scope: 'config:read',
+  title: 'Validate feature JSX',
+  description:
+    'Dry-run validation of a feature\'s JSX: syntax, allowed imports, runtime rules. Never executes the code. Warnings (fixed hex colours, Tailwind colour classes) are informational: use the theme variables from get_feature_authoring_guide instead.',
+  input: z.object({ code: z.string().describe('The complete JSX source of the feature') }),
+  output: z.object({
+    valid: z.boolean(),
+    errors: z.array(z.record(z.string(), z.unknown())),
+    warnings: z.array(z.record(z.string(), z.unknown())),
+  }),
+  annotations: READ,
+  async run(_services, _principal, args) {
+    return { data: plain(validateFeatureCode(args.code)) };
+  },
+});
+
+export const createFeature = defineTool({
+  name: 'create_feature',
+  scope: 'features:write',
+  title: 'Create a feature',
+  description:
+    'Creates a feature (a JSX page) through the builder\'s resolver: _id validation, default role permissions, versioning. Validate the code with validate_feature_code first; code with errors is refused.',
+  input: z.object({
+    _id: z.string().optional().describe('Optional _id: 2-64 lowercase letters, digits and -; derived from the name when omitted'),
+    name: z.string().describe('Display name, unique'),
+    description: z.string().optional(),
+    customCode: z.string().describe('The JSX source: one default-exported component'),
+    status: status.optional().describe('draft (default) or published'),
+  }),
+  annotations: CREATE,
+  async run(services, principal, args) {
+    const feature = await services.features.createFeature(principal, args);
+    return { data: { feature: plain({ ...feature, customCode: undefined }), path: `/feature/${feature._id}` } };
+  },
+});
+
+export const updateFeature = defineTool({
+  name: 'update_feature',
+  scope: 'features:write',
+  title: 'Update a feature',
+  description:
+    'Updates a feature\'s name, description, code or status. status draft/published runs the builder\'s versioning flow. When customCode is given it replaces the code in full and the answer carries a unified diff.',
+  input: z.object({
+    _id: recordId('feature'),
+    name: z.string().optional(),
+    description: z.string().optional(),
+    customCode: z.string().optional().describe('The complete new JSX source'),
+    status: status.optional(),
+  }),
+  annotations: UPDATE,
+  async run(services, principal, args) {
+    const { feature, previousCode } = await services.features.updateFeature(principal, args);
+    return {
+      data: { feature: plain({ ...feature, customCode: undefined }) },
+      ...(args.customCode !== undefined ? { diff: unifiedDiff(`feature/${feature._id}.jsx`, previousCode, feature.customCode) } : {}),
+    };
+  },
+});
+
+export const editFeatureCode = defineTool({
+  name: 'edit_feature_code',
+  scope: 'features:write',
+  title: 'Edit feature code',
+  description:
+    'Applies old_str/new_str patches to the feature\'s current code, validates the result, saves it as a new version and returns a unified diff. A patch that does not match exactly once rejects the whole edit and nothing is written.',
+  input: z.object({ _id: recordId('feature'), patches: patchList, status: status.optional() }),
+  annotations: UPDATE,
+  async run(services, principal, args) {
+    const { feature, previousCode } = await services.features.editFeatureCode(principal, args);
+    return {
+      data: { feature: plain({ ...feature, customCode: undefined }) },
+      diff: unifiedDiff(`feature/${feature._id}.jsx`, previousCode, feature.customCode),
+    };
+  },
+});
+
+export const deleteFeature = defineTool({
+  name: 'delete_feature',
+  scope: 'config:delete',
+  title: 'Delete a feature',
+  description: 'Deletes a feature and its versions. Requires confirm: true.',
+  input: z.object({ _id: recordId('feature'), confirm: confirmFlag }),
+  annotations: DELETE,
+  async run(services, principal, args) {
+    await services.features.deleteFeature(principal, args);
+    return { data: { deleted: args._id } };
+  },
+});
+

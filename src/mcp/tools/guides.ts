@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { featureAuthoringGuide } from '../../features/authoring-guide.js';
+import { READ, defineTool } from './types.js';
+import { plain } from './shared.js';
+
+export const getGraphqlSchema = defineTool({
+  name: 'get_graphql_schema',
+  scope: 'config:read',
+  title: 'Get the GraphQL schema',
+  description: 'Returns the SDL of the application\'s GraphQL endpoint (/graphql): what features query and mutate.',
+  input: z.object({}),
+  output: z.object({ sdl: z.string() }),
+  annotations: READ,
+  async run(services) {
+    return { data: { sdl: services.graphql.sdl() } };
+  },
+});
+
+export const getFeatureAuthoringGuide = defineTool({
+  name: 'get_feature_authoring_guide',
+  scope: 'config:read',
+  title: 'Get the feature authoring guide',
+  description: 'Returns the modules a feature may import, the runtime rules, the application\'s theme (colours and shell CSS variables) and a small example. Read it before writing a feature.',
+  input: z.object({}),
+  output: z.object({
+    allowedModules: z.array(z.record(z.string(), z.unknown())),
+    runtimeRules: z.array(z.string()),
+    theme: z.record(z.string(), z.unknown()),
+    example: z.string(),
+  }),
+  annotations: READ,
+  async run(services) {
+    const application = await services.application.read();
+    return { data: plain(featureAuthoringGuide(application.theme)) as Record<string, unknown> };
+  },
+});

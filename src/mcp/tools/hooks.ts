@@ -1,0 +1,148 @@
+import { z } from 'zod';
+import { validateHookCode } from '../../hooks/code-validation.js';
+import { unifiedDiff } from '../../platform/code-patches.js';
+import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
+import { confirmFlag, patchList, plain, recordId } from './shared.js';
+
+const hookType = z.enum(['beforeSave', 'afterSave', 'webHook']);
+
+export const listHooks = defineTool({
+  name: 'list_hooks',
+  scope: 'config:read',
+  title: 'List hooks',
+  description: 'Lists server-side hooks without their code, optionally filtered by type or table.',
+  input: z.object({ type: hookType.optional(), tableId: z.string().optional().describe('The table\'s _id') }),
+  output: z.object({
+    hooks: z.array(
+      z.object({
+        _id: z.string(),
+        name: z.string(),
+        type: z.string(),
+        tableId: z.string().nullable(),
+        contentSha256: z.string(),
+        version: z.number(),
+        updatedAt: z.string(),
+      }),
+    ),
+  }),
+  annotations: READ,
+  async run(services, principal, args) {
+    const hooks = await services.hooks.listHooks(principal, args);
+    return {
+      data: {
+        hooks: plain(
+          hooks.map((h) => ({
+            _id: h._id,
+            name: h.name,
+            type: h.type,
+            tableId: h.tableId,
+            contentSha256: h.contentSha256,
+            version: h.version,
+            updatedAt: h.updatedAt,
+          })),
+        ),
+      },
+    };
+  },
+});
+
+export const getHookDetails = defineTool({
+  name: 'get_hook_details',
+  scope: 'config:read',
+  title: 'Get a hook',
+  description: 'Returns one hook with its code (content), type, table and version.',
+  input: z.object({ _id: recordId('hook') }),
+  output: z.object({ hook: z.record(z.string(), z.unknown()) }),
+  annotations: READ,
+  async run(services, principal, args) {
+    return { data: { hook: plain(await services.hooks.getHook(principal, args._id)) } };
+  },
+});
+
+export const validateHookCodeTool = defineTool({
+  name: 'validate_hook_code',
+  scope: 'config:read',
+  title: 'Validate hook code',
+  description:
+    'Dry-run check of server-side hook code: syntax, the single async function shape `async function (instance) { ... }`, forbidden constructs and size. Never executes the code.',
+  input: z.object({ code: z.string().describe('The complete hook code') }),
+  output: z.object({
+    valid: z.boolean(),
+    errors: z.array(z.record(z.string(), z.unknown())),
+    warnings: z.array(z.record(z.string(), z.unknown())),
+  }),
+  annotations: READ,
+  async run(_services, _principal, args) {
+    return { data: plain(validateHookCode(args.code)) };
+  },
+});
+
+export const createHook = defineTool({
+  name: 'create_hook',
+  scope: 'hooks:write',
+  title: 'Create a hook',
+  description:
+    'Creates a server-side hook: beforeSave/afterSave on a table (tableId required) or webHook (public endpoint /api/webhook/<name>; name 2-64 letters, digits, _ and -). Code is `async function (instance) { ... }`. Every owner is e-mailed.',
+  input: z.object({
+    name: z.string(),
+    type: hookType,
+    tableId: z.string().optional().describe('The table\'s _id; required for beforeSave and afterSave'),
+    content: z.string().describe('The hook code: one async function'),
+  }),
+  annotations: CREATE,
+  async run(services, principal, args) {
+    const hook = await services.hooks.createHook(principal, args);
+    return { data: { hook: plain({ ...hook, content: undefined }) } };
+  },
+});
+
+export const updateHook = defineTool({
+  name: 'update_hook',
+  scope: 'hooks:write',
+  title: 'Update a hook',
+  description: 'Updates a hook\'s name, table or code. When content is given it replaces the code in full and the answer carries a unified diff.',
+  input: z.object({
+    _id: recordId('hook'),
+    name: z.string().optional(),
+    tableId: z.string().optional(),
+    content: z.string().optional().describe('The complete new hook code'),
+  }),
+  annotations: UPDATE,
+  async run(services, principal, args) {
+    const { hook, previousContent } = await services.hooks.updateHook(principal, args);
+    return {
+      data: { hook: plain({ ...hook, content: undefined }) },
+      ...(args.content !== undefined ? { diff: unifiedDiff(`hook/${hook.name}.js`, previousContent, hook.content) } : {}),
+    };
+  },
+});
+
+export const editHookCode = defineTool({
+  name: 'edit_hook_code',
+  scope: 'hooks:write',
+  title: 'Edit hook code',
+  description:
+    'Applies old_str/new_str patches to the hook\'s current code, validates the result, saves it and returns a unified diff. A patch that does not match exactly once rejects the whole edit and nothing is written.',
+  input: z.object({ _id: recordId('hook'), patches: patchList }),
+  annotations: UPDATE,
+  async run(services, principal, args) {
+    const { hook, previousContent } = await services.hooks.editHookCode(principal, args);
+    return {
+      data: { hook: plain({ ...hook, content: undefined }) },
+      diff: unifiedDiff(`hook/${hook.name}.js`, previousContent, hook.content),
+    };
+  },
+});
+
+export const deleteHook = defineTool({
+  name: 'delete_hook',
+  scope: 'config:delete',
+  title: 'Delete a hook',
+  description: 'Deletes a hook. Requires confirm: true.',
+  input: z.object({ _id: recordId('hook'), confirm: confirmFlag }),
+  annotations: DELETE,
+  async run(services, principal, args) {
+    await services.hooks.deleteHook(principal, args);
+    return { data: { deleted: args._id } };
+  },
+});

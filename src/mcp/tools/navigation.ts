@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { READ, UPSERT, defineTool } from './types.js';
+import { plain, recordId } from './shared.js';
+
+export const listMenus = defineTool({
+  name: 'list_menus',
+  scope: 'config:read',
+  title: 'List menus',
+  description: 'Lists navigation menus and their entries (label and /feature/<feature_id> path).',
+  input: z.object({}),
+  output: z.object({ menus: z.array(z.record(z.string(), z.unknown())) }),
+  annotations: READ,
+  async run(services, principal) {
+    return { data: { menus: plain(await services.menus.listMenus(principal)) } };
+  },
+});
+
+export const upsertMenu = defineTool({
+  name: 'upsert_menu',
+  scope: 'menus:write',
+  title: 'Create or replace a menu',
+  description: 'Creates a navigation menu, or replaces the entries of the menu with the same name. Each entry points at /feature/<feature_id> of an existing feature.',
+  input: z.object({
+    name: z.string(),
+    entries: z
+      .array(z.object({ label: z.string(), path: z.string().describe('/feature/<feature_id>') }))
+      .max(100),
+    position: z.number().int().min(0).optional().describe('Sort order among menus'),
+  }),
+  annotations: UPSERT,
+  async run(services, principal, args) {
+    return { data: plain({ ...(await services.menus.upsertMenu(principal, args)) }) };
+  },
+});
+
+export const listRoles = defineTool({
+  name: 'list_roles',
+  scope: 'config:read',
+  title: 'List roles',
+  description: 'Lists roles with their permissions. Roles control which features they see (grant_feature_access).',
+  input: z.object({}),
+  output: z.object({ roles: z.array(z.record(z.string(), z.unknown())) }),
+  annotations: READ,
+  async run(services, principal) {
+    return { data: { roles: plain(await services.access.listRoles(principal)) } };
+  },
+});
+
+export const grantFeatureAccess = defineTool({
+  name: 'grant_feature_access',
+  scope: 'roles:write',
+  title: 'Grant roles access to a feature',
+  description: 'Lets the given roles see a feature. Answers the ids of every role that now sees it.',
+  input: z.object({ featureId: recordId('feature'), roleIds: z.array(z.string()).min(1).max(100).describe('Role _ids (see list_roles)') }),
+  annotations: UPSERT,
+  async run(services, principal, args) {
+    return { data: { featureId: args.featureId, roleIds: await services.access.grantFeatureAccess(principal, args) } };
+  },
+});
+
+export const listEnvironmentVariables = defineTool({
+  name: 'list_environment_variables',
+  scope: 'config:read',
+  title: 'List environment variable names',
+  description: 'Lists the names of environment variables. Values are never readable; hooks read them as env.NAME.',
+  input: z.object({}),
+  output: z.object({ variables: z.array(z.object({ name: z.string(), updatedAt: z.string() })) }),
+  annotations: READ,
+  async run(services, principal) {
+    const variables = await services.envVars.listEnvironmentVariables(principal);
+    return { data: { variables: plain(variables.map((v) => ({ name: v.name, updatedAt: v.updatedAt }))) } };
+  },
+});
+
+export const setEnvironmentVariable = defineTool({
+  name: 'set_environment_variable',
+  scope: 'env:write',
+  title: 'Set an environment variable',
+  description: 'Creates or updates an environment variable. The value is encrypted at rest and can never be read back through any API; only hook code sees it.',
+  input: z.object({ name: z.string().describe('Letters, digits and _'), value: z.string().describe('The secret value') }),
+  annotations: UPSERT,
+  async run(services, principal, args) {
+    const result = await services.envVars.setEnvironmentVariable(principal, args);
+    return { data: { name: result.name, created: result.created } };
+  },
+});

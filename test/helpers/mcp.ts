@@ -1,0 +1,43 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { systemPrincipal } from '../../src/access/permissions.js';
+import type { TestServer } from './server.js';
+
+/** Connects the official SDK client to the server's MCP endpoint with a bearer key. */
+export async function connectMcp(server: TestServer, apiKey: string): Promise<Client> {
+  const client = new Client({ name: 'trellis-tests', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/api/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${apiKey}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** Creates a user with a role (if missing) and an MCP key for them; returns the raw key and ids. */
+export async function createUserKey(
+  server: TestServer,
+  options: { email: string; role: string; scopes: string[]; days?: number },
+): Promise<{ apiKey: string; keyId: string; userId: string }> {
+  const services = server.server.services;
+  const system = systemPrincipal('cli');
+  const existing = await services.ctx.db.selectFrom('users').select('id').where('email', '=', options.email).executeTakeFirst();
+  const userId = existing?.id ?? (await services.access.createUser(system, { email: options.email, password: 'password-123', role: options.role }))._id;
+  const created = await services.keys.createMcpApiKeyForUser(system, userId, {
+    name: `${options.email} key`,
+    scopes: options.scopes,
+    expiresInDays: options.days ?? 30,
+  } as never);
+  return { apiKey: created.apiKey, keyId: created.key._id, userId };
+}
+
+/** The text of a tool result's first content block. */
+export function firstText(result: unknown): string {
+  const content = (result as { content?: Array<{ type: string; text?: string }> }).content ?? [];
+  return content[0]?.text ?? '';
+}
+
+/** The owner's principal, as a signed-in builder session would carry it. */
+export async function ownerPrincipal(server: TestServer) {
+  const services = server.server.services;
+  const owner = await services.ctx.db.selectFrom('users').select('id').where('is_owner', '=', true).executeTakeFirstOrThrow();
+  return services.access.principalForUser(owner.id, 'graphql');
+}
