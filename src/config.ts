@@ -20,6 +20,7 @@ const envSchema = z.object({
   TRELLIS_REDIS_URL: z.string().url().optional(),
   TRELLIS_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRELLIS_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(20),
+  TRELLIS_MCP_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
   TRELLIS_TRUST_PROXY: z
     .enum(['true', 'false'])
     .default('false')
@@ -45,6 +46,8 @@ export type Config = {
   redisUrl: string | undefined;
   logLevel: z.infer<typeof envSchema>['TRELLIS_LOG_LEVEL'];
   authFailuresPerMinute: number;
+  /** MCP requests allowed per key and minute before 429. */
+  mcpRateLimit: number;
   trustProxy: boolean;
 };
 
@@ -74,6 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.TRELLIS_REDIS_URL,
     logLevel: e.TRELLIS_LOG_LEVEL,
     authFailuresPerMinute: e.TRELLIS_AUTH_FAILURES_PER_MINUTE,
+    mcpRateLimit: e.TRELLIS_MCP_RATE_LIMIT,
     trustProxy: e.TRELLIS_TRUST_PROXY,
   };
 }

@@ -8,6 +8,7 @@ import { registerMcpRoute } from './mcp/route.js';
 import { registerAccessRoutes } from './http/access-routes.js';
 import { registerCliRoute } from './http/cli-route.js';
 import { registerHealthRoutes } from './http/health-routes.js';
+import { ChangeBus } from './platform/change-bus.js';
 import { SecretBox } from './platform/crypto.js';
 import type { PlatformContext } from './platform/context.js';
 import { acquireLock, dataDirSecret } from './platform/data-dir.js';
@@ -38,15 +39,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let database: DatabaseHandle | undefined;
   try {
     database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-    const bootstrap = await ensureApplication(database.db, config);
-    const ctx: PlatformContext = {
-      config,
-      database,
-      db: database.db,
-      secretBox: new SecretBox(deploymentSecret(config)),
-      appId: bootstrap.appId,
-      logger,
-    };
+    const { ctx, bootstrap } = await createContext(config, database, logger);
+    await ctx.changes.listen();
     const services = createServices(ctx);
     const app = buildHttpServer(services, logger, lock?.token);
     await app.listen({ port: config.port, host: config.host });
@@ -80,17 +74,9 @@ export async function openServices(config: Config, logger: Logger = createLogger
   const lock = config.databaseUrl ? undefined : acquireLock(config.dataDir);
   try {
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-    const bootstrap = await ensureApplication(database.db, config);
-    const services = createServices({
-      config,
-      database,
-      db: database.db,
-      secretBox: new SecretBox(deploymentSecret(config)),
-      appId: bootstrap.appId,
-      logger,
-    });
+    const { ctx, bootstrap } = await createContext(config, database, logger);
     return {
-      services,
+      services: createServices(ctx),
       bootstrap,
       close: async () => {
         await database.close();
@@ -101,6 +87,20 @@ export async function openServices(config: Config, logger: Logger = createLogger
     lock?.release();
     throw error;
   }
+}
+
+async function createContext(config: Config, database: DatabaseHandle, logger: Logger) {
+  const bootstrap = await ensureApplication(database.db, config);
+  const ctx: PlatformContext = {
+    config,
+    database,
+    db: database.db,
+    secretBox: new SecretBox(deploymentSecret(config)),
+    appId: bootstrap.appId,
+    logger,
+    changes: new ChangeBus(database, logger),
+  };
+  return { ctx, bootstrap };
 }
 
 export function createLogger(config: Config): Logger {
@@ -142,7 +142,7 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
   registerHealthRoutes(app, services);
   registerAccessRoutes(app, services);
   registerGraphQLRoute(app, services, services.graphql.current());
-  registerMcpRoute(app, services);
+  registerMcpRoute(app, services, { requestsPerMinute: services.ctx.config.mcpRateLimit });
   if (cliToken) registerCliRoute(app, services, cliToken);
   return app;
 }

@@ -1,6 +1,7 @@
 import { Authenticator } from './access/authenticate.js';
 import { AccessService } from './access/service.js';
 import { ApplicationService } from './application/service.js';
+import { McpAuditBatcher } from './audit/batcher.js';
 import { McpAuditService } from './audit/service.js';
 import { EnvVarService } from './envvars/service.js';
 import { FeatureService } from './features/service.js';
@@ -10,6 +11,7 @@ import { IntegrationService } from './integrations/service.js';
 import { KeyService } from './keys/service.js';
 import { MenuService } from './menus/service.js';
 import type { PlatformContext } from './platform/context.js';
+import { ReadCache } from './platform/read-cache.js';
 import { TableService } from './tables/service.js';
 
 /** Every domain service of the deployment, built once at start and shared by all adapters. */
@@ -26,7 +28,11 @@ export interface Services {
   readonly menus: MenuService;
   readonly envVars: EnvVarService;
   readonly audit: McpAuditService;
+  /** Group-committed audit entries of MCP calls that write nothing else. */
+  readonly auditLog: McpAuditBatcher;
   readonly graphql: GraphQLSchemaProvider;
+  /** Answers of configuration reads until the next change. */
+  readonly readCache: ReadCache<unknown>;
 }
 
 export function createServices(ctx: PlatformContext): Services {
@@ -44,6 +50,8 @@ export function createServices(ctx: PlatformContext): Services {
     menus: new MenuService(ctx),
     envVars: new EnvVarService(ctx),
     audit: new McpAuditService(ctx),
+    auditLog: new McpAuditBatcher(ctx.db),
     graphql: new GraphQLSchemaProvider(),
+    readCache: new ReadCache(ctx.changes),
   };
 }

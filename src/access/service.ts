@@ -1,3 +1,4 @@
+import { writeTransaction } from '../platform/db/write.js';
 import { recordAudit } from '../audit/writer.js';
 import { hashPassword, newId, randomSecret, sha256Hex, verifyPassword } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
@@ -136,7 +137,7 @@ export class AccessService {
     requireAdmin(principal);
     const data = parseInput(createUserInput, input);
     const passwordHash = await hashPassword(data.password);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const role = await this.resolveRole(trx, data.role);
       const taken = await trx.selectFrom('users').select('id').where('email', '=', data.email).executeTakeFirst();
       if (taken) throw conflict(`A user with e-mail '${data.email}' already exists`, { field: 'email' });
@@ -159,7 +160,7 @@ export class AccessService {
     requireAdmin(principal);
     const data = parseInput(updateUserInput, input);
     const passwordHash = data.password === undefined ? undefined : await hashPassword(data.password);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    const updated = await writeTransaction(this.ctx, async (trx) => {
       const user = await this.findUserWithRole(trx, data._id, true);
       if (!user) throw notFound('User', data._id);
       const role = data.role === undefined ? undefined : await this.resolveRole(trx, data.role);
@@ -192,6 +193,8 @@ export class AccessService {
       });
       return toUser((await this.findUserWithRole(trx, user.id))!);
     });
+    await this.ctx.changes.publish('auth');
+    return updated;
   }
 
   async listRoles(principal: Principal): Promise<Role[]> {
@@ -203,7 +206,7 @@ export class AccessService {
   async createRole(principal: Principal, input: CreateRoleInput): Promise<Role> {
     requireAdmin(principal);
     const data = parseInput(createRoleInput, input);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const taken = await trx.selectFrom('roles').select('id').where('name', '=', data.name).executeTakeFirst();
       if (taken) throw conflict(`A role named '${data.name}' already exists`, { field: 'name' });
       const id = newId();
@@ -224,7 +227,7 @@ export class AccessService {
   async updateRole(principal: Principal, input: UpdateRoleInput): Promise<Role> {
     requireAdmin(principal);
     const data = parseInput(updateRoleInput, input);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    const updated = await writeTransaction(this.ctx, async (trx) => {
       const role = await trx.selectFrom('roles').selectAll().where('id', '=', data._id).forUpdate().executeTakeFirst();
       if (!role) throw notFound('Role', data._id);
       if (data.permissions) {
@@ -248,11 +251,13 @@ export class AccessService {
       });
       return toRole(await trx.selectFrom('roles').selectAll().where('id', '=', role.id).executeTakeFirstOrThrow());
     });
+    await this.ctx.changes.publish('auth');
+    return updated;
   }
 
   async deleteRole(principal: Principal, roleId: string): Promise<boolean> {
     requireAdmin(principal);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    const deleted = await writeTransaction(this.ctx, async (trx) => {
       const role = await trx.selectFrom('roles').selectAll().where('id', '=', roleId).forUpdate().executeTakeFirst();
       if (!role) throw notFound('Role', roleId);
       if (role.builtin) throw forbidden(`The built-in role '${role.name}' cannot be deleted`);
@@ -262,6 +267,8 @@ export class AccessService {
       await recordAudit(trx, principal, { action: 'role.delete', resourceType: 'role', resourceId: role.id, details: { name: role.name } });
       return true;
     });
+    await this.ctx.changes.publish('auth');
+    return deleted;
   }
 
   /** Lets the given roles see a feature (adds to those that already do). */
@@ -290,7 +297,7 @@ export class AccessService {
     roleIds: string[],
     mode: 'grant' | 'revoke',
   ): Promise<string[]> {
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const feature = await trx.selectFrom('features').select('id').where('id', '=', featureId).executeTakeFirst();
       if (!feature) throw notFound('Feature', featureId);
       const ids = unique(roleIds);

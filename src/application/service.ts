@@ -1,3 +1,4 @@
+import { writeTransaction } from '../platform/db/write.js';
 import { requireAdmin, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
 import type { PlatformContext } from '../platform/context.js';
@@ -30,7 +31,7 @@ export class ApplicationService {
   async update(principal: Principal, input: UpdateSettingsInput): Promise<Application> {
     requireAdmin(principal);
     const data = parseInput(updateSettingsInput, input);
-    await this.ctx.db.transaction().execute(async (trx) => {
+    await writeTransaction(this.ctx, async (trx) => {
       const row = await trx.selectFrom('app').selectAll().where('id', '=', this.ctx.appId).forUpdate().executeTakeFirstOrThrow();
       const settings: AppSettings = {
         corsOrigins: data.corsOrigins ?? row.settings.corsOrigins,

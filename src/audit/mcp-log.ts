@@ -1,5 +1,6 @@
 import { sha256Hex } from '../platform/crypto.js';
 import type { Db } from '../platform/db/index.js';
+import type { NewRow } from '../platform/db/types.js';
 import type { McpAuditOutcome } from './schema.js';
 
 /** Entries older than this are deleted by the retention sweeper (spec section 8). */
@@ -69,19 +70,21 @@ export function redactArguments(args: unknown): Record<string, unknown> {
 
 /** Inserts one entry; pass a write's transaction as `db` to keep the entry in that transaction. */
 export async function writeMcpAuditEntry(db: Db, entry: McpAuditEntry): Promise<void> {
-  await db
-    .insertInto('mcp_audit_logs')
-    .values({
-      key_id: entry.keyId,
-      user_id: entry.userId,
-      tool: clip(redactText(entry.tool), MAX_TOOL_CHARS),
-      arguments: JSON.stringify(redactArguments(entry.arguments)),
-      outcome: entry.outcome,
-      error: entry.error === null ? null : clip(redactText(entry.error), MAX_ERROR_CHARS),
-      duration_ms: Math.max(0, Math.round(entry.durationMs)),
-      code_sha256: entry.codeSha256,
-    })
-    .execute();
+  await db.insertInto('mcp_audit_logs').values(auditRow(entry)).execute();
+}
+
+/** The stored row of an entry: redacted arguments, clipped texts. */
+export function auditRow(entry: McpAuditEntry): NewRow<'mcp_audit_logs'> {
+  return {
+    key_id: entry.keyId,
+    user_id: entry.userId,
+    tool: clip(redactText(entry.tool), MAX_TOOL_CHARS),
+    arguments: JSON.stringify(redactArguments(entry.arguments)),
+    outcome: entry.outcome,
+    error: entry.error === null ? null : clip(redactText(entry.error), MAX_ERROR_CHARS),
+    duration_ms: Math.max(0, Math.round(entry.durationMs)),
+    code_sha256: entry.codeSha256,
+  };
 }
 
 function redactValue(value: unknown, depth: number): unknown {

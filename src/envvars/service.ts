@@ -1,3 +1,4 @@
+import { writeTransaction } from '../platform/db/write.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
 import type { PlatformContext } from '../platform/context.js';
@@ -47,7 +48,7 @@ export class EnvVarService {
       });
     }
     const ciphertext = this.ctx.secretBox.encrypt(data.value);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const existing = await trx.selectFrom('env_vars').select('id').where('name', '=', data.name).forUpdate().executeTakeFirst();
       const id = existing?.id ?? newId();
       if (existing) {
@@ -83,7 +84,7 @@ export class EnvVarService {
   async deleteEnvironmentVariable(principal: Principal, input: DeleteEnvironmentVariableInput): Promise<boolean> {
     const data = parseInput(deleteEnvironmentVariableInput, input);
     requirePermission(principal, 'env:write');
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const row = await trx.selectFrom('env_vars').select('id').where('name', '=', data.name).forUpdate().executeTakeFirst();
       if (!row) throw notFound('Environment variable', data.name);
       await trx.deleteFrom('env_vars').where('id', '=', row.id).execute();

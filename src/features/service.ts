@@ -1,3 +1,4 @@
+import { writeTransaction } from '../platform/db/write.js';
 import { featureRoleIds } from '../access/service.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
@@ -115,7 +116,7 @@ export class FeatureService {
     const data = parseInput(createFeatureInput, input);
     requirePermission(principal, 'features:write');
     const warnings = checkCode(data.customCode);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       await assertNameFree(trx, data.name);
       const id = data._id ?? (await freeIdFor(trx, data.name));
       if (data._id && (await featureExists(trx, data._id))) {
@@ -158,7 +159,7 @@ export class FeatureService {
     const data = parseInput(updateFeatureInput, input);
     requirePermission(principal, 'features:write');
     const warnings = data.customCode === undefined ? [] : checkCode(data.customCode);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const current = await lockFeature(trx, data._id);
       return saveFeature(trx, principal, current, data, 'feature.update', warnings);
     });
@@ -172,7 +173,7 @@ export class FeatureService {
   async editFeatureCode(principal: Principal, input: EditFeatureCodeInput): Promise<FeatureUpdate> {
     const data = parseInput(editFeatureCodeInput, input);
     requirePermission(principal, 'features:write');
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const current = await lockFeature(trx, data._id);
       const customCode = applyPatches(current.custom_code, data.patches);
       const warnings = checkCode(customCode);
@@ -184,7 +185,7 @@ export class FeatureService {
   async deleteFeature(principal: Principal, input: DeleteFeatureInput): Promise<boolean> {
     const data = parseInput(deleteFeatureInput, input);
     requirePermission(principal, 'config:delete');
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const feature = await trx.selectFrom('features').select(['id', 'name']).where('id', '=', data._id).forUpdate().executeTakeFirst();
       if (!feature) throw notFound('Feature', data._id);
       await trx.deleteFrom('features').where('id', '=', feature.id).execute();

@@ -1,3 +1,4 @@
+import { writeTransaction } from '../platform/db/write.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
 import { assertValidCode } from '../platform/code-edits.js';
@@ -77,7 +78,7 @@ export class HookService {
     const data = parseInput(createHookInput, input);
     requirePermission(principal, 'hooks:write');
     checkCode(data.content);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const tableId = await resolveTableId(trx, data.type, data.tableId);
       await assertNameFree(trx, data.name);
       const id = newId();
@@ -111,7 +112,7 @@ export class HookService {
     const data = parseInput(updateHookInput, input);
     requirePermission(principal, 'hooks:write');
     if (data.content !== undefined) checkCode(data.content);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const current = await lockHook(trx, data._id);
       return saveHook(trx, principal, current, data, 'update');
     });
@@ -125,7 +126,7 @@ export class HookService {
   async editHookCode(principal: Principal, input: EditHookCodeInput): Promise<HookUpdate> {
     const data = parseInput(editHookCodeInput, input);
     requirePermission(principal, 'hooks:write');
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const current = await lockHook(trx, data._id);
       const content = applyPatches(current.content, data.patches);
       checkCode(content);
@@ -136,7 +137,7 @@ export class HookService {
   async deleteHook(principal: Principal, input: DeleteHookInput): Promise<boolean> {
     const data = parseInput(deleteHookInput, input);
     requirePermission(principal, 'config:delete');
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const hook = await trx.selectFrom('hooks').select(['id', 'name', 'type']).where('id', '=', data._id).forUpdate().executeTakeFirst();
       if (!hook) throw notFound('Hook', data._id);
       await trx.deleteFrom('hooks').where('id', '=', hook.id).execute();

@@ -1,3 +1,4 @@
+import { writeTransaction } from '../platform/db/write.js';
 import { sql } from 'kysely';
 import { requireAdmin, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
@@ -42,7 +43,7 @@ export class IntegrationService {
     requireAdmin(principal);
     const clientId = CLIENT_ID_PREFIX + randomSecret(12);
     const apiKey = INTEGRATION_KEY_PREFIX + randomSecret();
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const taken = await trx
         .selectFrom('integration_keys')
         .select('name')
@@ -81,7 +82,7 @@ export class IntegrationService {
   async deleteIntegrationKey(principal: Principal, input: DeleteIntegrationKeyInput): Promise<boolean> {
     const { clientId } = parseInput(deleteIntegrationKeyInput, input);
     requireAdmin(principal);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const row = await trx
         .selectFrom('integration_keys')
         .selectAll()

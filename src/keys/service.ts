@@ -1,3 +1,4 @@
+import { writeTransaction } from '../platform/db/write.js';
 import {
   ADMIN_ONLY_SCOPES,
   SCOPES,
@@ -55,8 +56,26 @@ interface KeyOwner {
   permissions: Set<Permission>;
 }
 
+interface CachedKey {
+  resolved: ResolvedMcpKey | undefined;
+  expiresAt: number;
+  lastTouched: number;
+  loadedAt: number;
+}
+
+/**
+ * Resolved keys are kept this long at most. Revocations, user and role changes clear the cache at
+ * once on every replica (ChangeBus 'auth'); the TTL bounds staleness if a notification is lost.
+ */
+const KEY_CACHE_TTL_MS = 30_000;
+const KEY_CACHE_MAX = 10_000;
+
 export class KeyService {
-  constructor(private readonly ctx: PlatformContext) {}
+  private readonly cache = new Map<string, CachedKey>();
+
+  constructor(private readonly ctx: PlatformContext) {
+    ctx.changes.on('auth', () => this.cache.clear());
+  }
 
   /** Creates a key for the signed-in caller, who needs the 'ai_designer' permission. */
   async createMcpApiKey(principal: Principal, input: CreateMcpApiKeyInput): Promise<CreatedMcpApiKey> {
@@ -101,7 +120,7 @@ export class KeyService {
   /** Revokes a key of the caller (or any key, for an admin). Revoking twice keeps the first time. */
   async revokeMcpApiKey(principal: Principal, keyId: string): Promise<McpApiKey> {
     const { _id } = parseInput(revokeMcpApiKeyInput, { _id: keyId });
-    return this.ctx.db.transaction().execute(async (trx) => {
+    const key = await writeTransaction(this.ctx, async (trx) => {
       const row = await trx
         .selectFrom('mcp_api_keys')
         .selectAll()
@@ -125,6 +144,8 @@ export class KeyService {
       });
       return toMcpApiKey(revoked);
     });
+    await this.ctx.changes.publish('auth');
+    return key;
   }
 
   /**
@@ -135,17 +156,39 @@ export class KeyService {
    */
   async resolveMcpKey(rawKey: string): Promise<ResolvedMcpKey> {
     if (!rawKey.startsWith(MCP_KEY_PREFIX)) throw unauthenticated();
-    const row = await this.ctx.db.selectFrom('mcp_api_keys').selectAll().where('key_hash', '=', sha256Hex(rawKey)).executeTakeFirst();
+    const hash = sha256Hex(rawKey);
     const now = Date.now();
-    if (!row || row.revoked_at || row.expires_at.getTime() <= now || row.app_id !== this.ctx.appId) throw unauthenticated();
+    let entry = this.cache.get(hash);
+    if (!entry || now - entry.loadedAt > KEY_CACHE_TTL_MS) {
+      entry = await this.loadKey(hash, now);
+      if (this.cache.size >= KEY_CACHE_MAX) this.cache.clear();
+      this.cache.set(hash, entry);
+    }
+    if (!entry.resolved || entry.expiresAt <= now) throw unauthenticated();
+    if (now - entry.lastTouched >= LAST_USED_RESOLUTION_MS) {
+      entry.lastTouched = now;
+      await this.touch(entry.resolved.keyId);
+    }
+    return entry.resolved;
+  }
+
+  /** Reads a key and its user now; a key that cannot authenticate is cached as such too. */
+  private async loadKey(hash: string, now: number): Promise<CachedKey> {
+    const row = await this.ctx.db.selectFrom('mcp_api_keys').selectAll().where('key_hash', '=', hash).executeTakeFirst();
+    const refused: CachedKey = { resolved: undefined, expiresAt: 0, lastTouched: now, loadedAt: now };
+    if (!row || row.revoked_at || row.app_id !== this.ctx.appId) return refused;
     const owner = await loadKeyOwner(this.ctx.db, row.user_id);
-    if (!owner || owner.disabled) throw unauthenticated();
+    if (!owner || owner.disabled) return refused;
     const permissions = effectiveScopes(row.scopes, owner.permissions);
-    if (permissions.size === 0) throw unauthenticated();
-    if (!row.last_used_at || now - row.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS) await this.touch(row.id);
+    if (permissions.size === 0) return refused;
     return {
-      keyId: row.id,
-      principal: { kind: 'user', userId: owner.id, label: owner.email, isAdmin: false, permissions, source: 'mcp', credentialId: row.id },
+      resolved: {
+        keyId: row.id,
+        principal: { kind: 'user', userId: owner.id, label: owner.email, isAdmin: false, permissions, source: 'mcp', credentialId: row.id },
+      },
+      expiresAt: row.expires_at.getTime(),
+      lastTouched: row.last_used_at?.getTime() ?? 0,
+      loadedAt: now,
     };
   }
 
@@ -162,7 +205,7 @@ export class KeyService {
     const scopes = SCOPES.filter((scope) => data.scopes.includes(scope));
     const id = newId();
     const expiresAt = new Date(Date.now() + data.expiresInDays * DAY_MS);
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const row = await trx
         .insertInto('mcp_api_keys')
         .values({

@@ -11,10 +11,9 @@ import { bearerToken } from '../http/auth.js';
 import { TrellisError, unauthenticated } from '../platform/errors.js';
 import { WindowLimiter } from '../platform/limits.js';
 import type { Services } from '../services.js';
-import { errorResult, missingScopeMessage, runTool } from './run-tool.js';
+import { runTool } from './run-tool.js';
 import { buildMcpServer } from './server-factory.js';
 import { TOOLS_BY_NAME } from './tools/index.js';
-import { writeMcpAuditEntry } from '../audit/mcp-log.js';
 
 /** 60 requests per minute per key (spec section 8). */
 export const MCP_REQUESTS_PER_MINUTE = 60;
@@ -33,9 +32,11 @@ type JsonRpcId = string | number | null;
  */
 export function registerMcpRoute(app: FastifyInstance, services: Services, options: { requestsPerMinute?: number } = {}): void {
   const limiter = new WindowLimiter(options.requestsPerMinute ?? MCP_REQUESTS_PER_MINUTE, 60_000);
+  const toolLists = new Map<string, unknown>();
   const modern = createMcpHandler((context) => buildMcpServer(services, ...callerOf(context.authInfo)), {
     legacy: 'reject',
-    responseMode: 'json',
+    // 'auto' answers plain JSON unless a tool streams progress first, which Trellis tools never do.
+    responseMode: 'auto',
     onerror: () => {},
   });
 
@@ -79,14 +80,43 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
       mcpNameHeader: header(request, 'mcp-name'),
     });
     const toolCall = toolCallOf(request.body);
-    if (toolCall) {
-      const early = await precheckToolCall(services, caller, toolCall);
+    if (route.kind === 'modern') {
+      const early = toolCall && (await precheckToolCall(services, caller, toolCall));
       if (early) return reply.send({ jsonrpc: '2.0', id: toolCall.id, result: early });
+      return forward(reply, await modern.fetch(webRequest(request), { authInfo: authInfoOf(caller), parsedBody: request.body }));
     }
-    if (route.kind === 'modern') return forward(reply, await modern.fetch(webRequest(request), { authInfo: authInfoOf(caller), parsedBody: request.body }));
-    if (toolCall && route.kind === 'legacy') return answerToolCall(services, caller, toolCall, request, reply);
-    return forward(reply, await serveLegacy(services, caller, request));
+    const listId = toolsListIdOf(request.body);
+    if (route.kind === 'legacy' && (toolCall || listId !== undefined)) {
+      const refused = legacyHeaderRefusal(request);
+      if (refused) return reply.status(refused.status).send(jsonRpcError(null, -32000, refused.message));
+      if (toolCall) return reply.send(await answerToolCall(services, caller, toolCall));
+      const cached = toolLists.get(scopeKey(caller.principal));
+      if (cached) return reply.send({ jsonrpc: '2.0', id: listId, result: cached });
+    }
+    const response = await serveLegacy(services, caller, request);
+    if (listId !== undefined && response.ok) return sendAndRememberToolList(reply, response, scopeKey(caller.principal));
+    return forward(reply, response);
   }
+
+  /** The SDK's own `tools/list` answer for a set of scopes, kept for the next request with the same set. */
+  async function sendAndRememberToolList(reply: FastifyReply, response: Response, key: string) {
+    const text = await response.text();
+    const message = JSON.parse(text) as { result?: unknown };
+    if (message.result) toolLists.set(key, message.result);
+    reply.status(response.status).header('content-type', 'application/json');
+    return reply.send(text);
+  }
+}
+
+function scopeKey(principal: Principal): string {
+  return [...principal.permissions].sort().join(' ');
+}
+
+function toolsListIdOf(body: unknown): JsonRpcId | undefined {
+  const message = body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { cursor?: unknown } };
+  if (!message || message.jsonrpc !== '2.0' || message.method !== 'tools/list') return undefined;
+  if (typeof message.id !== 'string' && typeof message.id !== 'number') return undefined;
+  return message.params?.cursor === undefined ? message.id : undefined;
 }
 
 async function authenticate(services: Services, request: FastifyRequest): Promise<McpCaller | undefined> {
@@ -123,40 +153,44 @@ function toolCallOf(body: unknown): ToolCall | undefined {
 async function precheckToolCall(services: Services, caller: McpCaller, call: ToolCall) {
   const tool = TOOLS_BY_NAME.get(call.name);
   if (!tool) return undefined;
-  if (!caller.principal.permissions.has(tool.scope)) {
-    const message = missingScopeMessage(tool);
-    await writeMcpAuditEntry(services.ctx.db, {
+  const runnable = caller.principal.permissions.has(tool.scope) && tool.input.safeParse(call.arguments ?? {}).success;
+  return runnable ? undefined : runTool(services, caller.principal, caller.keyId, tool, call.arguments);
+}
+
+/** The checks the SDK's transport makes on a 2025-generation request, for the requests answered here. */
+function legacyHeaderRefusal(request: FastifyRequest): { status: number; message: string } | undefined {
+  const accept = request.headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    return { status: 406, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' };
+  }
+  const version = header(request, 'mcp-protocol-version');
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    return {
+      status: 400,
+      message: `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+    };
+  }
+  return undefined;
+}
+
+/** A 2025-generation `tools/call`, answered without building a server. */
+async function answerToolCall(services: Services, caller: McpCaller, call: ToolCall) {
+  const tool = TOOLS_BY_NAME.get(call.name);
+  if (!tool) {
+    const message = `Unknown tool: ${call.name}. Call tools/list to see the tools this key may use.`;
+    await services.auditLog.write({
       keyId: caller.keyId,
       userId: caller.principal.userId,
-      tool: tool.name,
+      tool: call.name,
       arguments: call.arguments ?? {},
-      outcome: 'denied',
+      outcome: 'error',
       error: message,
       durationMs: 0,
       codeSha256: null,
     });
-    return errorResult(message);
+    return jsonRpcError(call.id, -32602, message);
   }
-  if (!tool.input.safeParse(call.arguments ?? {}).success) return runTool(services, caller.principal, caller.keyId, tool, call.arguments);
-  return undefined;
-}
-
-/** The 2025-generation `tools/call`, answered without building a server: same checks as the SDK's transport. */
-async function answerToolCall(services: Services, caller: McpCaller, call: ToolCall, request: FastifyRequest, reply: FastifyReply) {
-  const accept = request.headers.accept ?? '';
-  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-    return reply.status(406).send(jsonRpcError(null, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'));
-  }
-  const version = header(request, 'mcp-protocol-version');
-  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-    return reply
-      .status(400)
-      .send(jsonRpcError(null, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`));
-  }
-  const tool = TOOLS_BY_NAME.get(call.name);
-  if (!tool) return reply.send(jsonRpcError(call.id, -32602, `Tool ${call.name} not found`));
-  const result = await runTool(services, caller.principal, caller.keyId, tool, call.arguments);
-  return reply.send({ jsonrpc: '2.0', id: call.id, result });
+  return { jsonrpc: '2.0', id: call.id, result: await runTool(services, caller.principal, caller.keyId, tool, call.arguments) };
 }
 
 async function serveLegacy(services: Services, caller: McpCaller, request: FastifyRequest): Promise<Response> {

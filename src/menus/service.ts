@@ -1,3 +1,4 @@
+import { writeTransaction } from '../platform/db/write.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
 import type { PlatformContext } from '../platform/context.js';
@@ -37,7 +38,7 @@ export class MenuService {
   async upsertMenu(principal: Principal, input: UpsertMenuInput): Promise<UpsertMenuResult> {
     const data = parseInput(upsertMenuInput, input);
     requirePermission(principal, 'menus:write');
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       await assertFeaturesExist(trx, data.entries);
       const existing = await trx
         .selectFrom('menus')
@@ -73,7 +74,7 @@ export class MenuService {
   async deleteMenu(principal: Principal, input: DeleteMenuInput): Promise<boolean> {
     const data = parseInput(deleteMenuInput, input);
     requirePermission(principal, 'menus:write');
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const menu = await trx.selectFrom('menus').select(['id', 'name']).where('id', '=', data._id).forUpdate().executeTakeFirst();
       if (!menu) throw notFound('Menu', data._id);
       await trx.deleteFrom('menus').where('id', '=', menu.id).execute();

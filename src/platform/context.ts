@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { ChangeBus } from './change-bus.js';
 import type { SecretBox } from './crypto.js';
 import type { DatabaseHandle, Db } from './db/index.js';
 
@@ -12,4 +13,6 @@ export interface PlatformContext {
   /** The one application this deployment serves. */
   readonly appId: string;
   readonly logger: Logger;
+  /** Invalidates caches on this and every other replica. */
+  readonly changes: ChangeBus;
 }

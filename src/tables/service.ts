@@ -1,3 +1,4 @@
+import { writeTransaction } from '../platform/db/write.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
 import type { PlatformContext } from '../platform/context.js';
@@ -91,7 +92,7 @@ export class TableService {
   async createTable(principal: Principal, input: CreateTableInput): Promise<Table> {
     const data = parseInput(createTableInput, input);
     requirePermission(principal, 'tables:write');
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       await assertTableNameFree(trx, data.name);
       const pending: PendingTable = { id: newId(), name: data.name, sqlName: generateSqlName(data.name) };
       const fields: ResolvedField[] = [];
@@ -130,7 +131,7 @@ export class TableService {
   async updateTable(principal: Principal, input: UpdateTableInput): Promise<Table> {
     const data = parseInput(updateTableInput, input);
     requirePermission(principal, 'tables:write');
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const table = await lockTable(trx, data._id);
       if (data.name !== undefined && data.name.toLowerCase() !== table.name.toLowerCase()) {
         await assertTableNameFree(trx, data.name);
@@ -162,7 +163,7 @@ export class TableService {
   async addTableField(principal: Principal, input: AddTableFieldInput): Promise<Table> {
     const data = parseInput(addTableFieldInput, input);
     requirePermission(principal, 'tables:write');
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const table = await lockTable(trx, data.tableId);
       const existing = await trx.selectFrom('app_fields').select(['name', 'position']).where('table_id', '=', table.id).execute();
       if (existing.some((f) => f.name.toLowerCase() === data.field.name.toLowerCase())) {
@@ -191,7 +192,7 @@ export class TableService {
   async deleteTable(principal: Principal, input: DeleteTableInput): Promise<boolean> {
     const data = parseInput(deleteTableInput, input);
     requirePermission(principal, 'config:delete');
-    return this.ctx.db.transaction().execute(async (trx) => {
+    return writeTransaction(this.ctx, async (trx) => {
       const table = await lockTable(trx, data._id);
       const referrer = await trx
         .selectFrom('app_fields as f')

@@ -255,6 +255,7 @@ describe('resolveMcpKey', () => {
       'the key has expired',
       async (apiKey: string, id: string) => {
         await db().updateTable('mcp_api_keys').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', id).execute();
+        await server.server.services.ctx.changes.publish('auth');
         return apiKey;
       },
     ],
@@ -269,6 +270,7 @@ describe('resolveMcpKey', () => {
       'the key belongs to another application',
       async (apiKey: string, id: string) => {
         await db().updateTable('mcp_api_keys').set({ app_id: 'another-app' }).where('id', '=', id).execute();
+        await server.server.services.ctx.changes.publish('auth');
         return apiKey;
       },
     ],

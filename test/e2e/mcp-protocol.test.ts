@@ -86,7 +86,7 @@ describe('MCP authentication and limits', () => {
   it('refuses a revoked key on the very next request', async () => {
     const { apiKey, keyId } = await createUserKey(server, { email: 'owner@example.com', role: 'admin', scopes: ['config:read'] });
     expect((await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, apiKey)).status).toBe(200);
-    await server.server.services.ctx.db.updateTable('mcp_api_keys').set({ revoked_at: new Date() }).where('id', '=', keyId).execute();
+    await server.server.services.keys.revokeMcpApiKey(await ownerPrincipal(server), keyId);
     expect((await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, apiKey)).status).toBe(401);
   });
 

@@ -41,3 +41,23 @@ export async function ownerPrincipal(server: TestServer) {
   const owner = await services.ctx.db.selectFrom('users').select('id').where('is_owner', '=', true).executeTakeFirstOrThrow();
   return services.access.principalForUser(owner.id, 'graphql');
 }
+
+/** The headers a Streamable HTTP client sends with every POST. */
+export const MCP_ACCEPT = { accept: 'application/json, text/event-stream' } as const;
+
+/** A raw JSON-RPC POST to the MCP endpoint with a bearer key. */
+export function mcpPost(server: TestServer, apiKey: string, body: unknown): Promise<Response> {
+  return fetch(`${server.url}/api/mcp`, {
+    method: 'POST',
+    headers: { ...MCP_ACCEPT, 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify(body),
+  });
+}
+
+/** A read answer's fenced text, split into the note, the nonce and the JSON between the markers. */
+export function fencedData(result: unknown): { note: string; nonce: string; data: unknown } {
+  const text = firstText(result);
+  const match = /^([\s\S]*?)\n<data-([0-9a-f]{16,})>\n([\s\S]*)\n<\/data-\2>$/.exec(text);
+  if (!match) throw new Error(`not a fenced answer: ${text.slice(0, 200)}`);
+  return { note: match[1]!, nonce: match[2]!, data: JSON.parse(match[3]!) };
+}

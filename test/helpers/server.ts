@@ -28,11 +28,11 @@ export async function startTestServer(extraEnv: Record<string, string> = {}): Pr
   const dataDir = mkdtempSync(join(tmpdir(), 'trellis-test-'));
   const env: Record<string, string> = { ...TEST_ENV, TRELLIS_DATA_DIR: dataDir, ...extraEnv };
   let dropDatabase = async () => {};
-  if (usingPostgres) {
+  if (usingPostgres && !extraEnv.TRELLIS_DATABASE_URL) {
     const database = await createPostgresDatabase();
     env.TRELLIS_DATABASE_URL = database.url;
     dropDatabase = database.drop;
-  } else {
+  } else if (!usingPostgres) {
     cpSync(inject('pgliteTemplate'), dataDir, { recursive: true });
   }
   const config = loadConfig(env);

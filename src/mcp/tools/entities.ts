@@ -29,6 +29,7 @@ export const listEntities = defineTool({
     ),
   }),
   annotations: READ,
+  cacheable: true,
   async run(services, principal) {
     const tables = await services.tables.listTables(principal);
     return {
@@ -52,6 +53,7 @@ export const getEntityDetails = defineTool({
   input: z.object({ _id: recordId('table') }),
   output: z.object({ entity: z.record(z.string(), z.unknown()) }),
   annotations: READ,
+  cacheable: true,
   async run(services, principal, args) {
     return { data: { entity: plain(await services.tables.getTable(principal, args._id)) } };
   },

@@ -24,6 +24,7 @@ export const listFeatures = defineTool({
   input: z.object({ query: z.string().max(200).optional().describe('Substring of the name or _id') }),
   output: z.object({ features: z.array(featureSummary) }),
   annotations: READ,
+  cacheable: true,
   async run(services, principal, args) {
     const features = await services.features.listFeatures(principal, args);
     return {
@@ -53,6 +54,7 @@ export const getFeatureDetails = defineTool({
   input: z.object({ _id: recordId('feature') }),
   output: z.object({ feature: z.record(z.string(), z.unknown()) }),
   annotations: READ,
+  cacheable: true,
   async run(services, principal, args) {
     return { data: { feature: plain(await services.features.getFeature(principal, args._id)) } };
   },

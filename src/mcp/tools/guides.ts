@@ -11,6 +11,7 @@ export const getGraphqlSchema = defineTool({
   input: z.object({}),
   output: z.object({ sdl: z.string() }),
   annotations: READ,
+  cacheable: true,
   async run(services) {
     return { data: { sdl: services.graphql.sdl() } };
   },
@@ -29,6 +30,7 @@ export const getFeatureAuthoringGuide = defineTool({
     example: z.string(),
   }),
   annotations: READ,
+  cacheable: true,
   async run(services) {
     const application = await services.application.read();
     return { data: plain(featureAuthoringGuide(application.theme)) as Record<string, unknown> };

@@ -26,6 +26,7 @@ export const listHooks = defineTool({
     ),
   }),
   annotations: READ,
+  cacheable: true,
   async run(services, principal, args) {
     const hooks = await services.hooks.listHooks(principal, args);
     return {
@@ -54,6 +55,7 @@ export const getHookDetails = defineTool({
   input: z.object({ _id: recordId('hook') }),
   output: z.object({ hook: z.record(z.string(), z.unknown()) }),
   annotations: READ,
+  cacheable: true,
   async run(services, principal, args) {
     return { data: { hook: plain(await services.hooks.getHook(principal, args._id)) } };
   },

@@ -10,6 +10,7 @@ export const listMenus = defineTool({
   input: z.object({}),
   output: z.object({ menus: z.array(z.record(z.string(), z.unknown())) }),
   annotations: READ,
+  cacheable: true,
   async run(services, principal) {
     return { data: { menus: plain(await services.menus.listMenus(principal)) } };
   },
@@ -41,6 +42,7 @@ export const listRoles = defineTool({
   input: z.object({}),
   output: z.object({ roles: z.array(z.record(z.string(), z.unknown())) }),
   annotations: READ,
+  cacheable: true,
   async run(services, principal) {
     return { data: { roles: plain(await services.access.listRoles(principal)) } };
   },
@@ -66,6 +68,7 @@ export const listEnvironmentVariables = defineTool({
   input: z.object({}),
   output: z.object({ variables: z.array(z.object({ name: z.string(), updatedAt: z.string() })) }),
   annotations: READ,
+  cacheable: true,
   async run(services, principal) {
     const variables = await services.envVars.listEnvironmentVariables(principal);
     return { data: { variables: plain(variables.map((v) => ({ name: v.name, updatedAt: v.updatedAt }))) } };

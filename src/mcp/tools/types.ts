@@ -30,6 +30,8 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   /** Read tools describe their structured answer; their content is wrapped as untrusted data. */
   readonly output?: z.ZodType;
   readonly annotations: ToolAnnotations;
+  /** The answer depends only on the configuration, so it may be served from the read cache. */
+  readonly cacheable?: boolean;
   run(services: Services, principal: Principal, args: z.infer<Input>): Promise<ToolOutput>;
 }
 

@@ -1,0 +1,40 @@
+// The load generator: autocannon, always in a separate process, on loopback, bounded in time.
+import { URL, fileURLToPath } from 'node:url';
+import { runNode } from './processes.mjs';
+
+const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url));
+
+/** Seconds each measured load lasts: BENCH_DURATION, 8 by default. */
+export const DURATION_S = positiveNumber(process.env.BENCH_DURATION, 8);
+/** Seconds of unmeasured load before each measurement (JIT, connection pools): BENCH_WARMUP, 1 by default. */
+export const WARMUP_S = positiveNumber(process.env.BENCH_WARMUP, 1, true);
+export const CONNECTIONS = 32;
+
+/**
+ * Loads `url` with `request` (method, headers, body) from an autocannon process: a warm-up first,
+ * then the measured run. Resolves with { perSecond, p99Ms, non2xx, errors, timeouts, requests }.
+ */
+export async function measure(url, request) {
+  assertLoopback(url);
+  if (WARMUP_S > 0) await load(url, request, WARMUP_S);
+  return load(url, request, DURATION_S);
+}
+
+async function load(url, request, durationS) {
+  const options = { url, connections: CONNECTIONS, duration: durationS, method: 'POST', ...request };
+  const { code, stdout, stderr } = await runNode([WORKER, JSON.stringify(options)]);
+  if (code !== 0) throw new Error(`autocannon failed (exit ${code}):\n${stderr}`);
+  return JSON.parse(stdout.trim().split('\n').at(-1));
+}
+
+function assertLoopback(url) {
+  const { hostname } = new URL(url);
+  if (hostname !== '127.0.0.1' && hostname !== 'localhost' && hostname !== '[::1]') throw new Error(`refusing to load a non-loopback URL: ${url}`);
+}
+
+function positiveNumber(raw, fallback, zeroAllowed = false) {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zeroAllowed)) throw new Error(`not a valid number of seconds: ${raw}`);
+  return value;
+}

@@ -1,0 +1,54 @@
+// `npm run bench [name]`: runs the benchmarks (or the one named) and prints one line each:
+// `name: ratio (ours N/s vs baseline M/s, p99 X ms)`, ratio = ours / baseline.
+import { mcpRead, mcpVsSdk } from './mcp.mjs';
+import { cleanup } from './lib/processes.mjs';
+
+const BENCHMARKS = [mcpRead, mcpVsSdk];
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !BENCHMARKS.some((b) => b.name === name));
+if (unknown.length) {
+  console.error(`Unknown benchmark ${unknown.join(', ')}; known: ${BENCHMARKS.map((b) => b.name).join(', ')}`);
+  process.exit(2);
+}
+const selected = wanted.length ? BENCHMARKS.filter((b) => wanted.includes(b.name)) : BENCHMARKS;
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    interrupted = true;
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+let failed = false;
+try {
+  for (const benchmark of selected) {
+    try {
+      console.log(`${benchmark.name}: ${describe(benchmark, await benchmark.run())}`);
+    } catch (error) {
+      failed = true;
+      if (interrupted) break;
+      console.error(`${benchmark.name}: FAILED ${error.stack ?? error}`);
+    }
+  }
+} finally {
+  await cleanup();
+}
+process.exitCode = failed ? 1 : 0;
+
+function describe(benchmark, result) {
+  if (result.line) return result.line;
+  const { ours, baseline } = result;
+  const ratio = (ours.perSecond / baseline.perSecond).toFixed(2);
+  const parts = [`ours ${Math.round(ours.perSecond)}/s vs baseline ${Math.round(baseline.perSecond)}/s`, `p99 ${ours.p99Ms} ms`];
+  for (const [side, run] of [['ours', ours], ['baseline', baseline]]) {
+    const bad = run.non2xx + run.errors + run.timeouts;
+    if (bad > 0) {
+      failed = true;
+      parts.push(`${side}: ${run.non2xx} non-2xx, ${run.errors} errors, ${run.timeouts} timeouts`);
+    }
+  }
+  const verdict = benchmark.target !== undefined && Number(ratio) < benchmark.target ? `; below target ${benchmark.target}` : '';
+  return `${ratio} (${parts.join(', ')})${verdict}`;
+}

@@ -1,0 +1,78 @@
+import { SMTPServer } from 'smtp-server';
+
+export interface ReceivedMail {
+  recipients: string[];
+  subject: string;
+  /** The decoded plain-text body. */
+  text: string;
+}
+
+export interface SmtpReceiver {
+  /** `smtp://` URL of the receiver, for TRELLIS_SMTP_URL. */
+  readonly url: string;
+  readonly mails: ReceivedMail[];
+  close(): Promise<void>;
+}
+
+/** A real SMTP server on loopback, without authentication, that records every message it accepts. */
+export async function startSmtpReceiver(): Promise<SmtpReceiver> {
+  const mails: ReceivedMail[] = [];
+  const smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    closeTimeout: 100,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        mails.push({ recipients: session.envelope.rcptTo.map((r) => r.address), ...parseMessage(Buffer.concat(chunks).toString('utf8')) });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    smtp.server.once('error', reject);
+    smtp.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = smtp.server.address() as { port: number };
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    mails,
+    close: () => new Promise<void>((resolve) => smtp.close(() => resolve())),
+  };
+}
+
+/** Just enough MIME for nodemailer's plain-text messages: unfolded headers, decoded subject and body. */
+function parseMessage(raw: string): { subject: string; text: string } {
+  const split = raw.indexOf('\r\n\r\n');
+  const headers = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
+  const subject = decodeEncodedWords(/^Subject: (.*)$/m.exec(headers)?.[1] ?? '');
+  const body = raw.slice(split + 4);
+  const encoding = /^content-transfer-encoding:\s*(\S+)/im.exec(headers)?.[1]?.toLowerCase();
+  if (encoding === 'base64') return { subject, text: Buffer.from(body, 'base64').toString('utf8') };
+  if (encoding !== 'quoted-printable') return { subject, text: body };
+  return { subject, text: decodeQuotedPrintable(body.replace(/=\r?\n/g, '')) };
+}
+
+function decodeEncodedWords(header: string): string {
+  return header
+    .replace(/\?=\s+=\?/g, '?==?')
+    .replace(/=\?UTF-8\?Q\?(.*?)\?=/gi, (_match, word: string) => decodeQuotedPrintable(word.replace(/_/g, ' ')))
+    .replace(/=\?UTF-8\?B\?(.*?)\?=/gi, (_match, word: string) => Buffer.from(word, 'base64').toString('utf8'));
+}
+
+function decodeQuotedPrintable(text: string): string {
+  const bytes = text.replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return Buffer.from(bytes, 'latin1').toString('utf8');
+}
+
+/** Polls `probe` every 50 ms until it answers something truthy. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
