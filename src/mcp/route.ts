@@ -11,7 +11,7 @@ import { bearerToken } from '../http/auth.js';
 import { TrellisError, unauthenticated } from '../platform/errors.js';
 import { WindowLimiter } from '../platform/limits.js';
 import type { Services } from '../services.js';
-import { runTool } from './run-tool.js';
+import { rawJsonOf, runTool } from './run-tool.js';
 import { buildMcpServer } from './server-factory.js';
 import { TOOLS_BY_NAME } from './tools/index.js';
 
@@ -82,14 +82,18 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
     const toolCall = toolCallOf(request.body);
     if (route.kind === 'modern') {
       const early = toolCall && (await precheckToolCall(services, caller, toolCall));
-      if (early) return reply.send({ jsonrpc: '2.0', id: toolCall.id, result: early });
+      // The 2026-07-28 revision requires the result's kind on every result.
+      if (early) return reply.send({ jsonrpc: '2.0', id: toolCall.id, result: { ...early, resultType: 'complete' } });
       return forward(reply, await modern.fetch(webRequest(request), { authInfo: authInfoOf(caller), parsedBody: request.body }));
     }
     const listId = toolsListIdOf(request.body);
     if (route.kind === 'legacy' && (toolCall || listId !== undefined)) {
       const refused = legacyHeaderRefusal(request);
       if (refused) return reply.status(refused.status).send(jsonRpcError(null, -32000, refused.message));
-      if (toolCall) return reply.send(await answerToolCall(services, caller, toolCall));
+      if (toolCall) {
+        const answer = await answerToolCall(services, caller, toolCall);
+        return typeof answer === 'string' ? reply.header('content-type', 'application/json; charset=utf-8').send(answer) : reply.send(answer);
+      }
       const cached = toolLists.get(scopeKey(caller.principal));
       if (cached) return reply.send({ jsonrpc: '2.0', id: listId, result: cached });
     }
@@ -190,7 +194,10 @@ async function answerToolCall(services: Services, caller: McpCaller, call: ToolC
     });
     return jsonRpcError(call.id, -32602, message);
   }
-  return { jsonrpc: '2.0', id: call.id, result: await runTool(services, caller.principal, caller.keyId, tool, call.arguments) };
+  const result = await runTool(services, caller.principal, caller.keyId, tool, call.arguments);
+  const raw = rawJsonOf(result);
+  if (raw === undefined) return { jsonrpc: '2.0', id: call.id, result };
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":${raw}}`;
 }
 
 async function serveLegacy(services: Services, caller: McpCaller, request: FastifyRequest): Promise<Response> {

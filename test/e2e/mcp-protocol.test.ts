@@ -180,3 +180,26 @@ describe('tools/list by scope', () => {
     expect(audit).toHaveLength(1);
   });
 });
+
+describe('the 2026-07-28 protocol generation (server/discover)', () => {
+  it('connects, lists the key\'s tools and calls one', async () => {
+    const { apiKey } = await createUserKey(server, { email: 'owner@example.com', role: 'admin', scopes: ['config:read'] });
+    const client = await connectMcp(server, apiKey, { modern: true });
+    clients.push(client);
+    expect(client.getInstructions()).toContain('get_feature_authoring_guide');
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(TOOLS.filter((t) => t.scope === 'config:read').map((t) => t.name));
+    const result = await client.callTool({ name: 'list_roles', arguments: {} });
+    expect(result.isError).toBeFalsy();
+    expect((result.structuredContent as { roles: Array<{ name: string }> }).roles.map((r) => r.name)).toContain('designer');
+  });
+
+  it('names the missing scope when a hidden tool is called', async () => {
+    const { apiKey } = await createUserKey(server, { email: 'owner@example.com', role: 'admin', scopes: ['config:read'] });
+    const client = await connectMcp(server, apiKey, { modern: true });
+    clients.push(client);
+    const result = await client.callTool({ name: 'create_table', arguments: { name: 'Nope' } });
+    expect(result.isError).toBe(true);
+    expect(firstText(result)).toContain("'tables:write'");
+  });
+});

@@ -2,9 +2,15 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { systemPrincipal } from '../../src/access/permissions.js';
 import type { TestServer } from './server.js';
 
-/** Connects the official SDK client to the server's MCP endpoint with a bearer key. */
-export async function connectMcp(server: TestServer, apiKey: string): Promise<Client> {
-  const client = new Client({ name: 'trellis-tests', version: '1.0.0' });
+/**
+ * Connects the official SDK client to the server's MCP endpoint with a bearer key: the 2025
+ * `initialize` handshake by default, or the 2026-07-28 `server/discover` era with `modern`.
+ */
+export async function connectMcp(server: TestServer, apiKey: string, options: { modern?: boolean } = {}): Promise<Client> {
+  const client = new Client(
+    { name: 'trellis-tests', version: '1.0.0' },
+    options.modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
+  );
   const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/api/mcp`), {
     requestInit: { headers: { Authorization: `Bearer ${apiKey}` } },
   });
