@@ -17,7 +17,6 @@ const envSchema = z.object({
   TRELLIS_SMTP_URL: z.string().url().optional(),
   TRELLIS_MAIL_FROM: z.string().min(3).default('Trellis <trellis@localhost>'),
   TRELLIS_MAIL_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(5000),
-  TRELLIS_REDIS_URL: z.string().url().optional(),
   TRELLIS_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRELLIS_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(20),
   TRELLIS_MCP_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
@@ -43,7 +42,6 @@ export type Config = {
   mailFrom: string;
   /** First retry delay of a failed e-mail; each further failure doubles it, up to one hour. */
   mailRetryBaseMs: number;
-  redisUrl: string | undefined;
   logLevel: z.infer<typeof envSchema>['TRELLIS_LOG_LEVEL'];
   authFailuresPerMinute: number;
   /** MCP requests allowed per key and minute before 429. */
@@ -74,7 +72,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: e.TRELLIS_SMTP_URL,
     mailFrom: e.TRELLIS_MAIL_FROM,
     mailRetryBaseMs: e.TRELLIS_MAIL_RETRY_BASE_MS,
-    redisUrl: e.TRELLIS_REDIS_URL,
     logLevel: e.TRELLIS_LOG_LEVEL,
     authFailuresPerMinute: e.TRELLIS_AUTH_FAILURES_PER_MINUTE,
     mcpRateLimit: e.TRELLIS_MCP_RATE_LIMIT,

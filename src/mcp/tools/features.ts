@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { unifiedDiff } from '../../platform/code-patches.js';
 import { validateFeatureCode } from '../../features/jsx-validation.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
-import { confirmFlag, patchList, plain, recordId } from './shared.js';
+import { codeValidationOutput, confirmFlag, patchList, plain, recordId } from './shared.js';
 
 const status = z.enum(['draft', 'published']);
 const featureSummary = z.object({
@@ -67,11 +67,7 @@ export const validateFeatureCodeTool = defineTool({
   description:
     'Dry-run validation of a feature\'s JSX: syntax, allowed imports, runtime rules. Never executes the code. Warnings (fixed hex colours, Tailwind colour classes) are informational: use the theme variables from get_feature_authoring_guide instead.',
   input: z.object({ code: z.string().describe('The complete JSX source of the feature') }),
-  output: z.object({
-    valid: z.boolean(),
-    errors: z.array(z.record(z.string(), z.unknown())),
-    warnings: z.array(z.record(z.string(), z.unknown())),
-  }),
+  output: codeValidationOutput,
   annotations: READ,
   async run(_services, _principal, args) {
     return { data: plain(validateFeatureCode(args.code)) };

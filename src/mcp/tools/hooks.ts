@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { validateHookCode } from '../../hooks/code-validation.js';
 import { unifiedDiff } from '../../platform/code-patches.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
-import { confirmFlag, patchList, plain, recordId } from './shared.js';
+import { codeValidationOutput, confirmFlag, patchList, plain, recordId } from './shared.js';
 
 const hookType = z.enum(['beforeSave', 'afterSave', 'webHook']);
 
@@ -68,11 +68,7 @@ export const validateHookCodeTool = defineTool({
   description:
     'Dry-run check of server-side hook code: syntax, the single async function shape `async function (instance) { ... }`, forbidden constructs and size. Never executes the code.',
   input: z.object({ code: z.string().describe('The complete hook code') }),
-  output: z.object({
-    valid: z.boolean(),
-    errors: z.array(z.record(z.string(), z.unknown())),
-    warnings: z.array(z.record(z.string(), z.unknown())),
-  }),
+  output: codeValidationOutput,
   annotations: READ,
   async run(_services, _principal, args) {
     return { data: plain(validateHookCode(args.code)) };

@@ -19,3 +19,10 @@ export const patchList = z
   .min(1)
   .max(50)
   .describe('Patches applied in order to the current code; if any does not match exactly once, nothing is written');
+
+/** The answer of validate_feature_code and validate_hook_code. */
+export const codeValidationOutput = z.object({
+  valid: z.boolean(),
+  errors: z.array(z.record(z.string(), z.unknown())),
+  warnings: z.array(z.record(z.string(), z.unknown())),
+});
