@@ -24,6 +24,10 @@ const envSchema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  TRELLIS_HOOK_EGRESS_ALLOW: z.string().default(''),
+  TRELLIS_HOOK_TIMEOUT_MS: z.coerce.number().int().min(10).max(300_000).default(5000),
+  TRELLIS_HOOK_CPU_MS: z.coerce.number().int().min(1).max(60_000).default(200),
+  TRELLIS_HOOK_MEMORY_MB: z.coerce.number().int().min(4).max(1024).default(32),
 });
 
 export type Config = {
@@ -47,6 +51,13 @@ export type Config = {
   /** MCP requests allowed per key and minute before 429. */
   mcpRateLimit: number;
   trustProxy: boolean;
+  /** Hosts (`host`, `host:port`), addresses and CIDR ranges hook code may fetch although they are loopback, private or link-local. */
+  hookEgressAllow: string[];
+  /** Wall-clock limit of one hook run, awaited fetches and db calls included. */
+  hookTimeoutMs: number;
+  /** Limit on the time one hook run spends computing. */
+  hookCpuMs: number;
+  hookMemoryMb: number;
 };
 
 /** Reads the environment once. Throws a message naming each bad variable. */
@@ -76,6 +87,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailuresPerMinute: e.TRELLIS_AUTH_FAILURES_PER_MINUTE,
     mcpRateLimit: e.TRELLIS_MCP_RATE_LIMIT,
     trustProxy: e.TRELLIS_TRUST_PROXY,
+    hookEgressAllow: e.TRELLIS_HOOK_EGRESS_ALLOW.split(',').map((entry) => entry.trim()).filter((entry) => entry !== ''),
+    hookTimeoutMs: e.TRELLIS_HOOK_TIMEOUT_MS,
+    hookCpuMs: e.TRELLIS_HOOK_CPU_MS,
+    hookMemoryMb: e.TRELLIS_HOOK_MEMORY_MB,
   };
 }
 

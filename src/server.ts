@@ -6,6 +6,8 @@ import type { Config } from './config.js';
 import { registerGraphQLRoute } from './graphql/route.js';
 import { registerMcpRoute } from './mcp/route.js';
 import { registerAccessRoutes } from './http/access-routes.js';
+import { registerCors } from './http/cors.js';
+import { registerTokenRoute } from './http/token-route.js';
 import { registerCliRoute } from './http/cli-route.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { ChangeBus } from './platform/change-bus.js';
@@ -140,8 +142,10 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
     reply.status(404).send(errorBody(new TrellisError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`))),
   );
   registerHealthRoutes(app, services);
+  registerCors(app, services);
   registerAccessRoutes(app, services);
-  registerGraphQLRoute(app, services, services.graphql.current());
+  registerTokenRoute(app, services);
+  registerGraphQLRoute(app, services);
   registerMcpRoute(app, services, { requestsPerMinute: services.ctx.config.mcpRateLimit });
   if (cliToken) registerCliRoute(app, services, cliToken);
   return app;

@@ -12,6 +12,8 @@ import { KeyService } from './keys/service.js';
 import { MenuService } from './menus/service.js';
 import type { PlatformContext } from './platform/context.js';
 import { ReadCache } from './platform/read-cache.js';
+import { HookRuntime } from './runtime/service.js';
+import { RecordService } from './tables/records.js';
 import { TableService } from './tables/service.js';
 
 /** Every domain service of the deployment, built once at start and shared by all adapters. */
@@ -25,8 +27,12 @@ export interface Services {
   readonly keys: KeyService;
   readonly integrations: IntegrationService;
   readonly tables: TableService;
+  /** Records of the application's tables, with their save hooks. */
+  readonly records: RecordService;
   readonly menus: MenuService;
   readonly envVars: EnvVarService;
+  /** Runs hook code in the QuickJS sandbox and records each run. */
+  readonly hookRuntime: HookRuntime;
   readonly audit: McpAuditService;
   /** Group-committed audit entries of MCP calls that write nothing else. */
   readonly auditLog: McpAuditBatcher;
@@ -37,21 +43,25 @@ export interface Services {
 
 export function createServices(ctx: PlatformContext): Services {
   const access = new AccessService(ctx);
-  return {
+  const integrations = new IntegrationService(ctx);
+  const services: Services = {
     ctx,
     access,
-    auth: new Authenticator(ctx, access),
+    auth: new Authenticator(ctx, access, integrations),
     application: new ApplicationService(ctx),
     features: new FeatureService(ctx),
     hooks: new HookService(ctx),
     keys: new KeyService(ctx),
-    integrations: new IntegrationService(ctx),
+    integrations,
     tables: new TableService(ctx),
+    records: new RecordService(ctx, () => services),
     menus: new MenuService(ctx),
     envVars: new EnvVarService(ctx),
+    hookRuntime: new HookRuntime(ctx),
     audit: new McpAuditService(ctx),
     auditLog: new McpAuditBatcher(ctx.db),
-    graphql: new GraphQLSchemaProvider(),
+    graphql: new GraphQLSchemaProvider(ctx),
     readCache: new ReadCache(ctx.changes),
   };
+  return services;
 }

@@ -1,9 +1,13 @@
 import type { FastifyRequest } from 'fastify';
+import { ACCESS_TOKEN_PREFIX, type IntegrationService } from '../integrations/service.js';
 import type { PlatformContext } from '../platform/context.js';
 import { TrellisError, unauthenticated } from '../platform/errors.js';
 import { WindowLimiter } from '../platform/limits.js';
 import type { Principal } from './permissions.js';
 import { SESSION_TOKEN_PREFIX, type AccessService } from './service.js';
+
+/** The header with which an integration names the user it acts for (spec 4.4). */
+export const ACTING_USER_HEADER = 'x-userid';
 
 /**
  * Turns a bearer credential into a Principal. Failed attempts are counted per client IP; past the
@@ -15,13 +19,19 @@ export class Authenticator {
   constructor(
     ctx: PlatformContext,
     private readonly access: AccessService,
+    private readonly integrations: IntegrationService,
   ) {
     this.failures = new WindowLimiter(ctx.config.authFailuresPerMinute, 60_000);
   }
 
+  /**
+   * The principal of a user session or an integration access token. `x-userid` is honoured with
+   * an access token only: a signed-in user cannot act as someone else.
+   */
   async principalForBearer(token: string, request: FastifyRequest): Promise<Principal> {
     return this.guard(request.ip, async () => {
       if (token.startsWith(SESSION_TOKEN_PREFIX)) return this.access.authenticateSession(token);
+      if (token.startsWith(ACCESS_TOKEN_PREFIX)) return this.integrations.principalForAccessToken(token, actingUserId(request));
       throw unauthenticated();
     });
   }
@@ -36,4 +46,10 @@ export class Authenticator {
       throw error;
     }
   }
+}
+
+function actingUserId(request: FastifyRequest): string | undefined {
+  const value = request.headers[ACTING_USER_HEADER];
+  const userId = (Array.isArray(value) ? value[0] : value)?.trim();
+  return userId || undefined;
 }

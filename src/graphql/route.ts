@@ -4,11 +4,11 @@ import {
   execute,
   getOperationAST,
   parse,
+  specifiedRules,
   validate,
   type DocumentNode,
   type ExecutionResult,
   type GraphQLFormattedError,
-  type GraphQLSchema,
 } from 'graphql';
 import { z } from 'zod';
 import type { Principal } from '../access/permissions.js';
@@ -17,6 +17,8 @@ import { TrellisError, toTrellisError, unauthenticated } from '../platform/error
 import { parseInput } from '../platform/validation.js';
 import type { Services } from '../services.js';
 import type { GraphQLContext } from './module.js';
+import { queryLimitRules } from './query-limits.js';
+import type { VersionedSchema } from './schema-provider.js';
 
 const requestBody = z.object({
   query: z.string().min(1, 'is required').max(100_000),
@@ -25,22 +27,30 @@ const requestBody = z.object({
 });
 
 const DOCUMENT_CACHE_SIZE = 500;
+const VALIDATION_RULES = [...specifiedRules, ...queryLimitRules];
 
-/** `POST /graphql`: parses (cached), validates, authenticates and executes one operation. */
-export function registerGraphQLRoute(app: FastifyInstance, services: Services, schema: GraphQLSchema): void {
-  const documents = new Map<string, DocumentNode | readonly GraphQLError[]>();
+/**
+ * `POST /graphql`: authenticates, then parses and validates (cached per schema version, with the
+ * depth and cost limits) and executes one operation against the current schema, which follows
+ * the application's tables.
+ */
+export function registerGraphQLRoute(app: FastifyInstance, services: Services): void {
+  let cache: { version: number; documents: Map<string, DocumentNode | readonly GraphQLError[]> } = { version: 0, documents: new Map() };
 
-  function documentFor(query: string): DocumentNode | readonly GraphQLError[] {
-    const cached = documents.get(query);
+  function documentFor({ schema, version }: VersionedSchema, query: string): DocumentNode | readonly GraphQLError[] {
+    if (cache.version < version) cache = { version, documents: new Map() };
+    const documents = cache.version === version ? cache.documents : undefined;
+    const cached = documents?.get(query);
     if (cached) return cached;
     let result: DocumentNode | readonly GraphQLError[];
     try {
       const document = parse(query, { maxTokens: 5000 });
-      const errors = validate(schema, document);
+      const errors = validate(schema, document, VALIDATION_RULES);
       result = errors.length ? errors : document;
     } catch (error) {
       result = [error instanceof GraphQLError ? error : new GraphQLError('Invalid query')];
     }
+    if (!documents) return result;
     if (documents.size >= DOCUMENT_CACHE_SIZE) documents.delete(documents.keys().next().value!);
     documents.set(query, result);
     return result;
@@ -49,13 +59,14 @@ export function registerGraphQLRoute(app: FastifyInstance, services: Services, s
   app.post('/graphql', async (request, reply) => {
     const body = parseInput(requestBody, request.body);
     const principal = await authenticate(services, request);
-    const document = documentFor(body.query);
+    const current = await services.graphql.current();
+    const document = documentFor(current, body.query);
     if (!('kind' in document)) return sendErrors(reply, 400, document.map((e) => e.toJSON()));
     const operation = getOperationAST(document, body.operationName ?? undefined);
     if (!operation) return sendErrors(reply, 400, [{ message: 'No operation matches operationName' }]);
     const context: GraphQLContext = { services, principal };
     const result = (await execute({
-      schema,
+      schema: current.schema,
       document,
       contextValue: context,
       variableValues: body.variables ?? undefined,

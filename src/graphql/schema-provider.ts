@@ -1,18 +1,88 @@
 import { printSchema, type GraphQLSchema } from 'graphql';
+import { sql } from 'kysely';
+import type { PlatformContext } from '../platform/context.js';
+import { loadRecordTables } from '../tables/records.js';
 import { builderModules } from './builder/index.js';
+import { recordsModule, type TakenNames } from './records/index.js';
 import { buildBuilderSchema } from './schema.js';
 
-/** The schema served at `/graphql` and its SDL (what `get_graphql_schema` returns). */
+/** The schema served at `/graphql` and the version that names it (document caches key on it). */
+export interface VersionedSchema {
+  readonly schema: GraphQLSchema;
+  readonly version: number;
+}
+
+interface BuiltSchema extends VersionedSchema {
+  /** What the tables looked like when the schema was built. */
+  readonly fingerprint: string;
+}
+
+/** Configuration changes in a row after which a request takes the schema it has rather than wait again. */
+const MAX_REFRESHES_PER_REQUEST = 3;
+
+/**
+ * The schema served at `/graphql`: the builder operations plus the operations generated from the
+ * application's tables, and its SDL (what `get_graphql_schema` returns). The schema is rebuilt
+ * when the tables change: after any configuration change (on this or another replica) the next
+ * request compares a cheap fingerprint of `app_tables`/`app_fields` and rebuilds only if it moved.
+ */
 export class GraphQLSchemaProvider {
-  private readonly schema: GraphQLSchema = buildBuilderSchema(builderModules);
-  private printed: string | undefined;
+  private readonly builderTaken: TakenNames;
+  private built: BuiltSchema | undefined;
+  private printed: { version: number; sdl: string } | undefined;
+  private changes = 0;
+  private checked = -1;
+  private refreshing: Promise<void> | undefined;
 
-  current(): GraphQLSchema {
-    return this.schema;
+  constructor(private readonly ctx: PlatformContext) {
+    this.builderTaken = takenNames(buildBuilderSchema(builderModules));
+    ctx.changes.on('config', () => {
+      this.changes += 1;
+    });
   }
 
-  sdl(): string {
-    this.printed ??= printSchema(this.schema);
-    return this.printed;
+  /** The current schema; after a configuration change, checked against the tables first. */
+  async current(): Promise<VersionedSchema> {
+    for (let attempt = 0; !this.built || (this.checked !== this.changes && attempt < MAX_REFRESHES_PER_REQUEST); attempt += 1) {
+      this.refreshing ??= this.refresh().finally(() => {
+        this.refreshing = undefined;
+      });
+      await this.refreshing;
+    }
+    return this.built;
   }
+
+  async sdl(): Promise<string> {
+    const { schema, version } = await this.current();
+    if (this.printed?.version !== version) this.printed = { version, sdl: printSchema(schema) };
+    return this.printed.sdl;
+  }
+
+  private async refresh(): Promise<void> {
+    const generation = this.changes;
+    const fingerprint = await tablesFingerprint(this.ctx);
+    if (this.built?.fingerprint !== fingerprint) {
+      const tables = await loadRecordTables(this.ctx.db);
+      const schema = buildBuilderSchema([...builderModules, recordsModule(tables, this.builderTaken)]);
+      this.built = { schema, version: (this.built?.version ?? 0) + 1, fingerprint };
+    }
+    this.checked = generation;
+  }
+}
+
+/** Changes whenever a table is created, renamed, deleted or gains a field. */
+async function tablesFingerprint(ctx: PlatformContext): Promise<string> {
+  const result = await sql<{ fingerprint: string }>`
+    select concat_ws(':',
+      (select count(*) from app_tables), (select max(updated_at) from app_tables),
+      (select count(*) from app_fields), (select max(created_at) from app_fields)) as fingerprint`.execute(ctx.db);
+  return result.rows[0]!.fingerprint;
+}
+
+function takenNames(schema: GraphQLSchema): TakenNames {
+  return {
+    types: new Set(Object.keys(schema.getTypeMap())),
+    queries: new Set(Object.keys(schema.getQueryType()?.getFields() ?? {})),
+    mutations: new Set(Object.keys(schema.getMutationType()?.getFields() ?? {})),
+  };
 }

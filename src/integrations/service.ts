@@ -5,9 +5,12 @@ import { recordAudit } from '../audit/writer.js';
 import { newId, randomSecret, safeEqual, sha256Hex } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Row } from '../platform/db/types.js';
-import { conflict, notFound, unauthenticated } from '../platform/errors.js';
+import { badInput, conflict, forbidden, notFound, toTrellisError, unauthenticated } from '../platform/errors.js';
+import { ReadCache } from '../platform/read-cache.js';
 import { parseInput } from '../platform/validation.js';
 import {
+  IDENTITY_PROVIDER_CREDENTIALS_REFUSED,
+  accessTokenRequestInput,
   createIntegrationKeyInput,
   deleteIntegrationKeyInput,
   type CreateIntegrationKeyInput,
@@ -16,6 +19,12 @@ import {
 
 export const CLIENT_ID_PREFIX = 'trc_';
 export const INTEGRATION_KEY_PREFIX = 'trik_';
+/** The fixed prefix of every access token issued by `POST /api/auth/token`. */
+export const ACCESS_TOKEN_PREFIX = 'tat_';
+/** How long a resolved access token or acting user is trusted without a change notification. */
+const CACHE_TTL_MS = 30_000;
+const CACHE_MAX = 10_000;
+const MAX_USER_ID_LENGTH = 100;
 /** Compared against when the clientId is unknown, so that both failures take the same time. */
 const ABSENT_HASH = sha256Hex('trellis: no such integration');
 
@@ -34,8 +43,41 @@ export interface CreatedIntegrationKey {
   integration: IntegrationKey;
 }
 
+/** The answer of the token endpoint, before the route names it as spec 4.3 does. */
+export interface IssuedAccessToken {
+  accessToken: string;
+  expiresIn: number;
+}
+
+/** The integration an access token was issued to, as far as a request needs it. */
+export interface TokenIntegration {
+  clientId: string;
+  name: string;
+}
+
+/** The user an integration acts for (`x-userid`). */
+export interface ActingUser {
+  id: string;
+  email: string;
+}
+
+interface CachedToken {
+  integration: TokenIntegration | undefined;
+  expiresAt: number;
+}
+
 export class IntegrationService {
-  constructor(private readonly ctx: PlatformContext) {}
+  /**
+   * Resolved tokens and acting users. Deleting an integration key (a configuration write) and
+   * user changes ('auth') clear both at once on every replica.
+   */
+  private readonly tokens: ReadCache<CachedToken>;
+  private readonly users: ReadCache<ActingUser | null>;
+
+  constructor(private readonly ctx: PlatformContext) {
+    this.tokens = new ReadCache(ctx.changes, CACHE_TTL_MS, CACHE_MAX);
+    this.users = new ReadCache(ctx.changes, CACHE_TTL_MS, CACHE_MAX);
+  }
 
   /** Creates client credentials for an external integration (admin only); names are unique ignoring case. */
   async createIntegrationKey(principal: Principal, input: CreateIntegrationKeyInput): Promise<CreatedIntegrationKey> {
@@ -118,6 +160,111 @@ export class IntegrationService {
     if (!row || !matches) throw unauthenticated();
     return toIntegrationKey(row);
   }
+
+  /**
+   * Exchanges an integration key's `clientId` and `apiKey` for an opaque access token valid for
+   * TRELLIS_TOKEN_TTL seconds; only the token's SHA-256 is stored. Throws BAD_INPUT for an identity
+   * provider's `client_id`/`client_secret` or a malformed body, the generic UNAUTHENTICATED for
+   * wrong credentials.
+   */
+  async issueAccessToken(input: unknown): Promise<IssuedAccessToken> {
+    refuseIdentityProviderCredentials(input);
+    const { clientId, apiKey } = parseInput(accessTokenRequestInput, input);
+    const integration = await this.verifyIntegrationCredentials(clientId, apiKey);
+    const accessToken = ACCESS_TOKEN_PREFIX + randomSecret();
+    const expiresIn = this.ctx.config.tokenTtlSeconds;
+    const now = Date.now();
+    try {
+      await this.ctx.db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('access_tokens').where('client_id', '=', integration.clientId).where('expires_at', '<=', new Date(now)).execute();
+        await trx
+          .insertInto('access_tokens')
+          .values({ token_hash: sha256Hex(accessToken), client_id: integration.clientId, expires_at: new Date(now + expiresIn * 1000) })
+          .execute();
+      });
+    } catch (error) {
+      // The integration key was deleted while its token was being issued.
+      if (toTrellisError(error).code === 'CONFLICT') throw unauthenticated();
+      throw error;
+    }
+    return { accessToken, expiresIn };
+  }
+
+  /**
+   * The principal of a request bearing an access token: the integration, acting for the user
+   * `actingUserId` names (`x-userid`) when given. Throws the generic UNAUTHENTICATED for an unknown
+   * or expired token or a deleted integration, FORBIDDEN for an unknown or disabled acting user.
+   */
+  async principalForAccessToken(token: string, actingUserId?: string): Promise<Principal> {
+    const integration = await this.resolveAccessToken(token);
+    if (actingUserId === undefined) return integrationPrincipal(integration);
+    return integrationPrincipal(integration, await this.actingUser(actingUserId));
+  }
+
+  private async resolveAccessToken(token: string): Promise<TokenIntegration> {
+    if (!token.startsWith(ACCESS_TOKEN_PREFIX)) throw unauthenticated();
+    const hash = sha256Hex(token);
+    let entry = this.tokens.get(hash);
+    if (!entry) {
+      const generation = this.tokens.generation();
+      entry = await this.loadToken(hash);
+      this.tokens.set(hash, entry, generation);
+    }
+    if (!entry.integration || entry.expiresAt <= Date.now()) throw unauthenticated();
+    return entry.integration;
+  }
+
+  private async loadToken(hash: string): Promise<CachedToken> {
+    const row = await this.ctx.db
+      .selectFrom('access_tokens as t')
+      .innerJoin('integration_keys as k', 'k.client_id', 't.client_id')
+      .select(['k.client_id', 'k.name', 't.expires_at'])
+      .where('t.token_hash', '=', hash)
+      .where('k.app_id', '=', this.ctx.appId)
+      .executeTakeFirst();
+    if (!row) return { integration: undefined, expiresAt: 0 };
+    return { integration: { clientId: row.client_id, name: row.name }, expiresAt: row.expires_at.getTime() };
+  }
+
+  private async actingUser(userId: string): Promise<ActingUser> {
+    let user = userId.length > MAX_USER_ID_LENGTH ? null : this.users.get(userId);
+    if (user === undefined) {
+      const generation = this.users.generation();
+      const row = await this.ctx.db.selectFrom('users').select(['id', 'email', 'disabled']).where('id', '=', userId).executeTakeFirst();
+      user = row && !row.disabled ? { id: row.id, email: row.email } : null;
+      this.users.set(userId, user, generation);
+    }
+    if (!user) throw forbidden(`x-userid: user '${userId}' does not exist or is disabled`, { field: 'x-userid' });
+    return user;
+  }
+}
+
+/**
+ * The principal of an integration: no builder permission (integrations reach the application's
+ * generated operations only), author `actingUser` when the request names one through `x-userid`.
+ */
+export function integrationPrincipal(
+  integration: TokenIntegration,
+  actingUser?: ActingUser,
+  source: Principal['source'] = 'graphql',
+): Principal {
+  const label = `integration ${integration.name} (${integration.clientId})`;
+  return {
+    kind: 'integration',
+    userId: actingUser?.id ?? null,
+    label: actingUser ? `${label} for ${actingUser.email}` : label,
+    isAdmin: false,
+    permissions: new Set(),
+    source,
+    credentialId: integration.clientId,
+  };
+}
+
+/** Refuses the credentials of an identity provider, which API 2.10.0 stopped accepting. */
+function refuseIdentityProviderCredentials(input: unknown): void {
+  if (typeof input !== 'object' || input === null) return;
+  const field = ['client_id', 'client_secret'].find((name) => name in input);
+  if (field) throw badInput(IDENTITY_PROVIDER_CREDENTIALS_REFUSED, { field });
 }
 
 function toIntegrationKey(row: Row<'integration_keys'>): IntegrationKey {

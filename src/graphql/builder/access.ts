@@ -1,10 +1,17 @@
-import { unauthenticated } from '../../platform/errors.js';
+import { forbidden, unauthenticated } from '../../platform/errors.js';
 import type { GraphQLContext, GraphQLModule } from '../module.js';
 
-/** A builder operation needs a signed-in user (not an integration). */
+/**
+ * A builder operation needs a signed-in user. An integration token is refused with FORBIDDEN: it
+ * authenticated, but reaches the application's generated operations only.
+ */
 export function requireUser(context: GraphQLContext) {
-  if (context.principal.kind !== 'user' || !context.principal.userId) throw unauthenticated();
-  return context.principal;
+  const { principal } = context;
+  if (principal.kind === 'integration') {
+    throw forbidden("Builder operations need a signed-in user; integration tokens reach the application's generated operations only");
+  }
+  if (principal.kind !== 'user' || !principal.userId) throw unauthenticated();
+  return principal;
 }
 
 const typeDefs = /* GraphQL */ `

@@ -13,7 +13,7 @@ export const getGraphqlSchema = defineTool({
   annotations: READ,
   cacheable: true,
   async run(services) {
-    return { data: { sdl: services.graphql.sdl() } };
+    return { data: { sdl: await services.graphql.sdl() } };
   },
 });
 

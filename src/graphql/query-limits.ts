@@ -1,0 +1,103 @@
+import {
+  GraphQLError,
+  Kind,
+  type ASTVisitor,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+} from 'graphql';
+import { MAX_LIST_LIMIT } from '../tables/record-schema.js';
+
+/** Deepest field nesting an operation may have (introspection fields aside). */
+export const MAX_QUERY_DEPTH = 10;
+/** Largest estimated number of fields an operation may resolve. */
+export const MAX_QUERY_COST = 50_000;
+
+interface Measure {
+  depth: number;
+  cost: number;
+}
+
+/**
+ * Validation rules that refuse an operation nested deeper than MAX_QUERY_DEPTH or whose
+ * estimated cost passes MAX_QUERY_COST. Cost counts each field once per item its enclosing lists
+ * may return: a field with a `limit` argument multiplies what it selects by that limit (its default
+ * when absent, 500 when it is a variable). Introspection (`__schema`, `__type`) is not counted.
+ */
+export const queryLimitRules = [
+  (context: ValidationContext): ASTVisitor => ({
+    OperationDefinition(operation: OperationDefinitionNode) {
+      const fragments = new Map<string, FragmentDefinitionNode>();
+      for (const definition of context.getDocument().definitions) {
+        if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+      }
+      const measure = measureSelection(operation.selectionSet, { fragments, visiting: new Set(), paged: pagedFields(context) });
+      if (measure.depth > MAX_QUERY_DEPTH) {
+        context.reportError(new GraphQLError(`Query is nested ${measure.depth} levels deep; the limit is ${MAX_QUERY_DEPTH}`, { nodes: operation }));
+      }
+      if (measure.cost > MAX_QUERY_COST) {
+        context.reportError(
+          new GraphQLError(
+            `Query may resolve about ${measure.cost} fields; the limit is ${MAX_QUERY_COST} (lower a limit argument or select fewer fields)`,
+            { nodes: operation },
+          ),
+        );
+      }
+    },
+  }),
+];
+
+interface Walk {
+  fragments: Map<string, FragmentDefinitionNode>;
+  visiting: Set<string>;
+  /** Fields that take a `limit` argument with a default: lists of that many items when it is left out. */
+  paged: ReadonlyMap<string, number>;
+}
+
+function pagedFields(context: ValidationContext): ReadonlyMap<string, number> {
+  const paged = new Map<string, number>();
+  for (const [name, field] of Object.entries(context.getSchema().getQueryType()?.getFields() ?? {})) {
+    const limit = field.args.find((argument) => argument.name === 'limit');
+    if (typeof limit?.defaultValue === 'number') paged.set(name, limit.defaultValue);
+  }
+  return paged;
+}
+
+function measureSelection(selectionSet: SelectionSetNode, walk: Walk): Measure {
+  const { fragments, visiting } = walk;
+  let depth = 0;
+  let cost = 0;
+  for (const selection of selectionSet.selections) {
+    let inner: Measure;
+    if (selection.kind === Kind.FIELD) {
+      inner = measureField(selection, walk);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      inner = measureSelection(selection.selectionSet, walk);
+    } else {
+      const fragment = fragments.get(selection.name.value);
+      if (!fragment || visiting.has(fragment.name.value)) continue;
+      visiting.add(fragment.name.value);
+      inner = measureSelection(fragment.selectionSet, walk);
+      visiting.delete(fragment.name.value);
+    }
+    depth = Math.max(depth, inner.depth);
+    cost += inner.cost;
+  }
+  return { depth, cost };
+}
+
+function measureField(field: FieldNode, walk: Walk): Measure {
+  if (field.name.value.startsWith('__')) return { depth: 0, cost: 0 };
+  if (!field.selectionSet) return { depth: 1, cost: 1 };
+  const inner = measureSelection(field.selectionSet, walk);
+  return { depth: inner.depth + 1, cost: 1 + inner.cost * listSize(field, walk) };
+}
+
+function listSize(field: FieldNode, walk: Walk): number {
+  const limit = field.arguments?.find((argument) => argument.name.value === 'limit');
+  if (!limit) return walk.paged.get(field.name.value) ?? 1;
+  if (limit.value.kind === Kind.INT) return Math.min(Math.max(Number(limit.value.value), 0), MAX_LIST_LIMIT);
+  return MAX_LIST_LIMIT;
+}

@@ -1,0 +1,252 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+
+/** Limits of one outbound request made by hook code. */
+export interface EgressLimits {
+  /** Whole exchange, redirects included. Default 5000 ms. */
+  timeoutMs: number;
+  /** Largest response body read; a larger one fails the fetch. Default 1 MB. */
+  maxResponseBytes: number;
+  /** Redirects followed, each target checked again. Default 3. */
+  maxRedirects: number;
+}
+
+export const DEFAULT_EGRESS_LIMITS: EgressLimits = { timeoutMs: 5000, maxResponseBytes: 1024 * 1024, maxRedirects: 3 };
+
+export interface EgressRequest {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface EgressResponse {
+  status: number;
+  /** Lower-case names; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  body: string;
+  /** The URL that answered, after redirects. */
+  url: string;
+}
+
+/** A refused or failed outbound request; the message is safe to show to the hook's author. */
+export class EgressError extends Error {
+  override readonly name = 'EgressError';
+}
+
+type Family = 4 | 6;
+
+const RANGES: ReadonlyArray<[string, number, Family, string]> = [
+  ['0.0.0.0', 8, 4, 'unspecified'],
+  ['10.0.0.0', 8, 4, 'private'],
+  ['100.64.0.0', 10, 4, 'carrier-grade NAT'],
+  ['127.0.0.0', 8, 4, 'loopback'],
+  ['169.254.0.0', 16, 4, 'link-local'],
+  ['172.16.0.0', 12, 4, 'private'],
+  ['192.0.0.0', 24, 4, 'reserved'],
+  ['192.168.0.0', 16, 4, 'private'],
+  ['198.18.0.0', 15, 4, 'reserved'],
+  ['224.0.0.0', 4, 4, 'multicast'],
+  ['240.0.0.0', 4, 4, 'reserved'],
+  ['::', 128, 6, 'unspecified'],
+  ['::1', 128, 6, 'loopback'],
+  ['fc00::', 7, 6, 'private'],
+  ['fe80::', 10, 6, 'link-local'],
+  ['ff00::', 8, 6, 'multicast'],
+];
+
+const FORBIDDEN = RANGES.map(([network, prefix, family, label]) => {
+  const list = new BlockList();
+  list.addSubnet(network, prefix, family === 4 ? 'ipv4' : 'ipv6');
+  return { list, label };
+});
+
+/**
+ * Which destinations hook code may reach. Refused by default: loopback, private, link-local
+ * (cloud metadata included), unspecified, carrier-grade NAT, multicast and reserved ranges, also
+ * when written as IPv4-mapped, IPv4-compatible or NAT64 IPv6. `allow` entries lift the refusal:
+ * `host` or `host:port` (matched against the URL's host name), an IP address or a CIDR range
+ * (matched against every resolved address).
+ *
+ * @throws Error naming the entry when an allow-list entry is not a host, host:port, IP or CIDR
+ * @example new EgressPolicy(['127.0.0.1/32', 'hooks.internal:8080'])
+ */
+export class EgressPolicy {
+  private readonly allowedNetworks = new BlockList();
+  private readonly allowedHosts = new Set<string>();
+
+  constructor(allow: readonly string[] = []) {
+    for (const entry of allow) this.add(entry.trim().toLowerCase());
+  }
+
+  /** The reason `address` is refused for `host`/`port`, or undefined when it may be reached. */
+  refusal(address: string, host: string, port: number): string | undefined {
+    if (this.allowedHosts.has(host) || this.allowedHosts.has(`${host}:${port}`)) return undefined;
+    const ip = embeddedIPv4(address) ?? address;
+    const family = isIP(ip) === 4 ? 'ipv4' : 'ipv6';
+    if (this.allowedNetworks.check(ip, family) || this.allowedNetworks.check(address, isIP(address) === 4 ? 'ipv4' : 'ipv6')) return undefined;
+    return FORBIDDEN.find(({ list }) => list.check(ip, family))?.label;
+  }
+
+  private add(entry: string): void {
+    if (entry === '') return;
+    const cidr = /^(.+)\/(\d{1,3})$/.exec(entry);
+    if (cidr) {
+      const family = isIP(cidr[1]!);
+      const prefix = Number(cidr[2]);
+      if (family === 0 || prefix > (family === 4 ? 32 : 128)) throw new Error(`TRELLIS_HOOK_EGRESS_ALLOW: '${entry}' is not a valid CIDR range`);
+      this.allowedNetworks.addSubnet(cidr[1]!, prefix, family === 4 ? 'ipv4' : 'ipv6');
+      return;
+    }
+    const family = isIP(entry);
+    if (family !== 0) {
+      this.allowedNetworks.addAddress(entry, family === 4 ? 'ipv4' : 'ipv6');
+      return;
+    }
+    if (!/^[a-z0-9.-]+(:\d{1,5})?$/.test(entry) && !/^\[[0-9a-f:.]+\]:\d{1,5}$/.test(entry)) {
+      throw new Error(`TRELLIS_HOOK_EGRESS_ALLOW: '${entry}' is not a host, host:port, IP address or CIDR range`);
+    }
+    this.allowedHosts.add(entry);
+  }
+}
+
+/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible or NAT64 address. */
+function embeddedIPv4(address: string): string | undefined {
+  if (isIP(address) !== 6) return undefined;
+  const canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  const match = /^(?:::ffff:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+  if (!match) return undefined;
+  const high = parseInt(match[1]!, 16);
+  const low = parseInt(match[2]!, 16);
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+}
+
+/**
+ * Performs one HTTP(S) request for hook code. Every hop (the first request and each redirect)
+ * resolves the host once, checks all its addresses against the policy and connects to the
+ * checked address, so a DNS answer that changes between check and connect cannot redirect the
+ * connection. Only http and https; at most `maxRedirects` redirects; the response body is read
+ * up to `maxResponseBytes`; the whole exchange ends after `timeoutMs`.
+ *
+ * @throws EgressError with a safe message when refused, too large, too slow or unreachable
+ */
+export async function guardedFetch(request: EgressRequest, policy: EgressPolicy, limits: EgressLimits = DEFAULT_EGRESS_LIMITS): Promise<EgressResponse> {
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  let current = { url: parseUrl(request.url), method: (request.method ?? 'GET').toUpperCase(), headers: cleanHeaders(request.headers), body: request.body };
+  for (let hop = 0; ; hop += 1) {
+    const target = await vet(current.url, policy);
+    const answer = await exchange(current, target, limits, signal);
+    const location = answer.status >= 300 && answer.status < 400 ? answer.headers.location : undefined;
+    if (location === undefined) return { ...answer, url: current.url.href };
+    if (hop >= limits.maxRedirects) throw new EgressError(`fetch failed: more than ${limits.maxRedirects} redirects`);
+    current = redirected(current, answer.status, parseUrl(location, current.url));
+  }
+}
+
+interface Hop {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+interface Vetted {
+  address: string;
+  family: Family;
+}
+
+function parseUrl(text: string, base?: URL): URL {
+  let url: URL;
+  try {
+    url = new URL(text, base);
+  } catch {
+    throw new EgressError('fetch failed: invalid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EgressError(`fetch refused: only http and https URLs are allowed, not ${url.protocol}`);
+  return url;
+}
+
+const DROPPED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade']);
+
+function cleanHeaders(headers: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const lower = name.toLowerCase();
+    if (!DROPPED_HEADERS.has(lower)) out[lower] = String(value);
+  }
+  return out;
+}
+
+async function vet(url: URL, policy: EgressPolicy): Promise<Vetted> {
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const addresses = isIP(host) ? [{ address: host, family: isIP(host) as Family }] : await resolve(host);
+  for (const { address } of addresses) {
+    const reason = policy.refusal(address, url.hostname.toLowerCase(), port);
+    if (reason) throw new EgressError(`fetch refused: ${url.hostname} is a ${reason} address; hooks may not reach it unless TRELLIS_HOOK_EGRESS_ALLOW lists it`);
+  }
+  return addresses[0]!;
+}
+
+async function resolve(host: string): Promise<Vetted[]> {
+  try {
+    const found = await dnsLookup(host, { all: true, verbatim: true });
+    if (found.length > 0) return found.map(({ address, family }) => ({ address, family: family as Family }));
+  } catch {
+    // reported below with the same message as an empty answer
+  }
+  throw new EgressError(`fetch failed: cannot resolve ${host}`);
+}
+
+function redirected(previous: Hop, status: number, url: URL): Hop {
+  const toGet = status === 303 || ((status === 301 || status === 302) && previous.method === 'POST');
+  const headers = { ...previous.headers };
+  if (url.origin !== previous.url.origin) {
+    delete headers.authorization;
+    delete headers.cookie;
+  }
+  if (toGet) delete headers['content-type'];
+  return { url, method: toGet ? 'GET' : previous.method, headers, body: toGet ? undefined : previous.body };
+}
+
+function exchange(hop: Hop, target: Vetted, limits: EgressLimits, signal: AbortSignal): Promise<Omit<EgressResponse, 'url'>> {
+  const pinned: LookupFunction = (_host, options, callback) => {
+    if (options.all) (callback as unknown as (e: null, a: Vetted[]) => void)(null, [target]);
+    else callback(null, target.address, target.family);
+  };
+  const transport = hop.url.protocol === 'https:' ? https : http;
+  return new Promise((resolvePromise, reject) => {
+    const fail = (message: string) => reject(new EgressError(message));
+    const request = transport.request(hop.url, { method: hop.method, headers: hop.headers, lookup: pinned, signal }, (response) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > limits.maxResponseBytes) {
+          request.destroy();
+          fail(`fetch failed: the response is larger than ${limits.maxResponseBytes} bytes`);
+          return;
+        }
+        chunks.push(chunk);
+      });
+      response.on('end', () =>
+        resolvePromise({ status: response.statusCode ?? 0, headers: flatHeaders(response.headers), body: Buffer.concat(chunks).toString('utf8') }),
+      );
+      response.on('error', () => fail(failure(signal, limits)));
+    });
+    request.on('error', () => fail(failure(signal, limits)));
+    request.end(hop.body);
+  });
+}
+
+function failure(signal: AbortSignal, limits: EgressLimits): string {
+  return signal.aborted ? `fetch failed: no complete answer within ${limits.timeoutMs} ms` : 'fetch failed: the connection failed';
+}
+
+function flatHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}

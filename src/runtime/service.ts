@@ -1,0 +1,146 @@
+import { decryptEnvironment } from '../envvars/service.js';
+import type { PlatformContext } from '../platform/context.js';
+import { HookCapabilities, PRELUDE, redact, redactable, type Grants, type HookDb } from './capabilities.js';
+import { DEFAULT_EGRESS_LIMITS, EgressPolicy, type EgressLimits } from './egress.js';
+import { HookRunLog, type HookRunRecord } from './run-log.js';
+import { Sandbox, type SandboxFailureKind, type SandboxOutcome } from './sandbox.js';
+
+export type { HookDb } from './capabilities.js';
+
+export type HookTrigger = 'beforeSave' | 'afterSave' | 'webHook';
+
+export interface HookInvocation {
+  hook: { _id: string; name: string; type: string; content: string; contentSha256: string };
+  trigger: HookTrigger;
+  /** JSON-serialisable: the record (save hooks) or the request body (webhooks). */
+  instance: unknown;
+  /** Webhooks: the request headers, lower-case names. */
+  headers?: Record<string, string>;
+  /** The author of the operation, visible to the code as `user`. */
+  user?: { _id: string; email?: string } | null;
+  /** Record access for the app's tables; without it the code has no `db`. */
+  db?: HookDb;
+}
+
+export type HookFailureKind = SandboxFailureKind;
+
+export type HookResult =
+  | { ok: true; value: unknown; instance: unknown; durationMs: number }
+  | { ok: false; error: { message: string; kind: HookFailureKind }; durationMs: number };
+
+export const ERROR_MESSAGE_MAX_CHARS = 500;
+/** QuickJS's stack limit: 1 MB would exhaust Node's own ~1 MB stack first (docs/decisions.md D9). */
+export const HOOK_STACK_BYTES = 256 * 1024;
+
+/**
+ * Runs hook code in the QuickJS sandbox with the granted capabilities and records every run in
+ * `hook_runs`. Environment values are read once and kept until the next configuration change.
+ */
+export class HookRuntime {
+  private readonly sandbox: Sandbox;
+  private readonly egress: EgressPolicy;
+  private readonly runLog: HookRunLog;
+  private environment: Promise<Record<string, string>> | undefined;
+
+  constructor(
+    private readonly ctx: PlatformContext,
+    private readonly egressLimits: EgressLimits = DEFAULT_EGRESS_LIMITS,
+  ) {
+    const { config } = ctx;
+    this.egress = new EgressPolicy(config.hookEgressAllow);
+    this.sandbox = new Sandbox(
+      { cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES },
+      PRELUDE,
+    );
+    this.runLog = new HookRunLog(ctx.db, ctx.logger);
+    ctx.changes.on('config', () => {
+      this.environment = undefined;
+    });
+  }
+
+  /**
+   * Loads the engine and the environment values. Call it before running a hook inside a
+   * database transaction: on the embedded database (one connection) reading the values there
+   * would wait for that transaction.
+   */
+  async prepare(): Promise<void> {
+    await Promise.all([this.sandbox.warm(), this.loadEnvironment()]);
+  }
+
+  /**
+   * Runs one hook: `async function (instance) { ... }` called with a copy of `instance`. Never
+   * throws: failures come back as `{ ok: false, error }` with a message that is the thrown
+   * error's message only (no stack), at most 500 characters, environment values redacted.
+   * Records a `hook_runs` row without waiting for it (see `flushRunLog`).
+   *
+   * @example await runtime.run({ hook, trigger: 'webHook', instance: body, headers })
+   */
+  async run(invocation: HookInvocation): Promise<HookResult> {
+    const started = performance.now();
+    let env: Record<string, string> = {};
+    let capabilities: HookCapabilities | undefined;
+    let outcome: SandboxOutcome;
+    try {
+      env = usesEnvironment(invocation.hook.content) ? await this.loadEnvironment() : {};
+      capabilities = new HookCapabilities({ db: invocation.db, egress: this.egress, egressLimits: this.egressLimits });
+      outcome = await this.sandbox.run(invocation.hook.content, JSON.stringify(grantsOf(invocation, env)), capabilities);
+    } catch (error) {
+      this.ctx.logger.error({ err: error, hook: invocation.hook.name }, 'hook run failed outside the sandbox');
+      outcome = { ok: false, kind: 'thrown', message: 'The hook could not be started' };
+    }
+    const durationMs = performance.now() - started;
+    const secrets = redactable(env);
+    const result: HookResult = outcome.ok
+      ? { ok: true, value: outcome.value, instance: outcome.instance, durationMs }
+      : { ok: false, error: { kind: outcome.kind, message: safeError(outcome.message, secrets) }, durationMs };
+    this.runLog.record(runRecord(invocation, result, (capabilities?.consoleLines ?? []).map((line) => redact(line, secrets))));
+    return result;
+  }
+
+  /** Resolves when every run recorded so far is stored. */
+  flushRunLog(): Promise<void> {
+    return this.runLog.flush();
+  }
+
+  private loadEnvironment(): Promise<Record<string, string>> {
+    if (this.environment) return this.environment;
+    const loading = decryptEnvironment(this.ctx);
+    this.environment = loading;
+    loading.catch(() => {
+      if (this.environment === loading) this.environment = undefined;
+    });
+    return loading;
+  }
+}
+
+/** Code that never names `env` gets an empty one: no read of the variables for it. */
+function usesEnvironment(content: string): boolean {
+  return /\benv\b/.test(content);
+}
+
+function grantsOf(invocation: HookInvocation, env: Record<string, string>): Grants {
+  return {
+    instance: invocation.instance ?? null,
+    headers: invocation.headers ?? {},
+    user: invocation.user ?? null,
+    env,
+    db: invocation.db !== undefined,
+  };
+}
+
+function safeError(message: string, secrets: readonly string[]): string {
+  const longest = secrets[0]?.length ?? 0;
+  return redact(message.slice(0, ERROR_MESSAGE_MAX_CHARS + longest), secrets).slice(0, ERROR_MESSAGE_MAX_CHARS);
+}
+
+function runRecord(invocation: HookInvocation, result: HookResult, console: string[]): HookRunRecord {
+  return {
+    hookId: invocation.hook._id,
+    hookName: invocation.hook.name,
+    trigger: invocation.trigger,
+    durationMs: result.durationMs,
+    outcome: result.ok ? 'ok' : result.error.kind === 'timeout' || result.error.kind === 'memory' ? result.error.kind : 'error',
+    console,
+    error: result.ok ? null : result.error.message,
+  };
+}

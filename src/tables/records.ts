@@ -1,0 +1,468 @@
+import { sql } from 'kysely';
+import { systemPrincipal, type Principal } from '../access/permissions.js';
+import type { Hook, HookService } from '../hooks/service.js';
+import type { PlatformContext } from '../platform/context.js';
+import { newId } from '../platform/crypto.js';
+import type { Db } from '../platform/db/index.js';
+import { TrellisError, badInput, conflict, forbidden, notFound } from '../platform/errors.js';
+import { idSchema, parseInput } from '../platform/validation.js';
+import { fieldValues, filterCondition, orderBy, selectList, sqlValue, toRecordOutput } from './record-query.js';
+import {
+  isPlainObject,
+  isSystemField,
+  recordInputError,
+  recordQueryInput,
+  validateRecordData,
+  type RecordField,
+  type RecordIssue,
+  type RecordOutput,
+  type RecordQueryInput,
+  type RecordTable,
+  type RecordValues,
+} from './record-schema.js';
+import type { FieldType } from './schema.js';
+
+/** One page of records and how many match the filter in all. */
+export interface RecordPage {
+  items: RecordOutput[];
+  total: number;
+}
+
+/**
+ * The `db` capability of hook code: the application's tables by name, with the hook's rights.
+ * Arguments come from hook code as JSON values and are validated like any other input.
+ */
+export interface HookDb {
+  /** `filter` as in record-query.ts; `options` holds `sort`, `limit` and `offset`. */
+  find(table: string, filter?: unknown, options?: unknown): Promise<RecordPage>;
+  get(table: string, _id: string): Promise<RecordOutput | null>;
+  create(table: string, data: Record<string, unknown>): Promise<RecordOutput>;
+  update(table: string, _id: string, data: Record<string, unknown>): Promise<RecordOutput>;
+  delete(table: string, _id: string): Promise<boolean>;
+}
+
+export type SaveTrigger = 'beforeSave' | 'afterSave';
+
+/** The user a save is made for, as hooks see it. */
+export interface HookUser {
+  _id: string;
+  email: string;
+}
+
+/** One run of hook code, as the hook runtime takes it. */
+export interface HookRunRequest {
+  hook: Hook;
+  trigger: SaveTrigger;
+  instance: Record<string, unknown>;
+  user?: HookUser | null;
+  db?: HookDb;
+}
+
+export type HookRunResult =
+  | { ok: true; value: unknown; instance: unknown; durationMs: number }
+  | { ok: false; error: { message: string; kind: string }; durationMs: number };
+
+/** Runs hook code in the sandbox; `run` never throws (a failure is `ok: false`). */
+export interface HookRunner {
+  /** Loads what a run needs from the database; called before a transaction in which hooks run. */
+  prepare(): Promise<void>;
+  run(request: HookRunRequest): Promise<HookRunResult>;
+}
+
+/** What the record layer needs from the other services, resolved when a save runs. */
+export interface RecordServiceDependencies {
+  readonly hooks: HookService;
+  readonly hookRuntime: HookRunner;
+}
+
+interface SaveHooks {
+  beforeSave: Hook[];
+  afterSave: Hook[];
+}
+
+/** The save hooks of a write and who they run for. */
+interface SaveContext extends SaveHooks {
+  user: HookUser | null;
+}
+
+interface WriteOptions {
+  /** The executor to write with: a hook's writes join the save's transaction. */
+  db?: Db;
+  /** False for writes made by hook code, so hooks never trigger hooks. */
+  runHooks: boolean;
+}
+
+const NO_HOOKS: SaveContext = { beforeSave: [], afterSave: [], user: null };
+
+/**
+ * The records of the application's tables: the only code that writes their rows. Every method
+ * takes the caller's Principal: signed-in users, integrations and the system may read and write
+ * records; MCP keys may not (they configure, they do not touch data). Each write is one
+ * transaction; `beforeSave` hooks run inside it, `afterSave` hooks after the commit.
+ */
+export class RecordService {
+  private generation = 0;
+  private tables: { generation: number; byKey: Promise<Map<string, RecordTable>> } | undefined;
+  private hooks: { generation: number; byTable: Promise<Map<string, SaveHooks>> } | undefined;
+
+  constructor(
+    private readonly ctx: PlatformContext,
+    private readonly dependencies: () => RecordServiceDependencies,
+  ) {
+    ctx.changes.on('config', () => {
+      this.generation += 1;
+    });
+  }
+
+  /** A page of records: `filter` and `sort` as in record-query.ts, `limit` 50 by default, at most 500. */
+  async list(principal: Principal, tableName: string, input: RecordQueryInput = {}, db: Db = this.ctx.db): Promise<RecordPage> {
+    requireRecordAccess(principal);
+    const query = parseInput(recordQueryInput, input ?? {});
+    const table = await this.table(db, tableName);
+    const where = filterCondition(table, query.filter);
+    const order = orderBy(table, query.sort);
+    const from = sql.table(table.sqlName);
+    const rows = await sql<Record<string, unknown>>`select ${selectList(table)} from ${from} where ${where} order by ${order} limit ${query.limit} offset ${query.offset}`.execute(db);
+    const count = await sql<{ total: number }>`select count(*)::int as total from ${from} where ${where}`.execute(db);
+    return { items: rows.rows.map((row) => toRecordOutput(table, row)), total: count.rows[0]?.total ?? 0 };
+  }
+
+  /** One record, or null when no record has this `_id`. */
+  async get(principal: Principal, tableName: string, recordId: string, db: Db = this.ctx.db): Promise<RecordOutput | null> {
+    requireRecordAccess(principal);
+    const id = parseInput(idSchema, recordId);
+    const table = await this.table(db, tableName);
+    const row = await selectRecord(db, table, id, false);
+    return row ?? null;
+  }
+
+  /**
+   * Creates a record with a new `_id`, authored by the principal's user. Throws BAD_INPUT naming
+   * the field (type, required, unknown field, unknown referenced id, or a beforeSave hook's
+   * rejection), CONFLICT naming a unique field, NOT_FOUND for an unknown table.
+   */
+  create(principal: Principal, tableName: string, data: unknown): Promise<RecordOutput> {
+    return this.createRecord(principal, tableName, data, { runHooks: true });
+  }
+
+  /** Changes the given fields of a record (a partial update); `null` clears an optional field. */
+  update(principal: Principal, tableName: string, recordId: string, data: unknown): Promise<RecordOutput> {
+    return this.updateRecord(principal, tableName, recordId, data, { runHooks: true });
+  }
+
+  /** Deletes a record; CONFLICT while another record's reference field points at it. */
+  async delete(principal: Principal, tableName: string, recordId: string, db: Db = this.ctx.db): Promise<boolean> {
+    requireRecordAccess(principal);
+    const id = parseInput(idSchema, recordId);
+    const table = await this.table(db, tableName);
+    const result = await sql<{ _id: string }>`delete from ${sql.table(table.sqlName)} where _id = ${id} returning _id`.execute(db);
+    if (!result.rows.length) throw notFound(table.name, id);
+    return true;
+  }
+
+  /**
+   * The `db` capability handed to hook code. Its writes run no hooks (a hook cannot trigger
+   * itself or another hook) and, given `db`, join that transaction.
+   */
+  hookDb(principal: Principal, db: Db = this.ctx.db): HookDb {
+    return {
+      find: (table, filter, options) => this.list(principal, table, { ...(isPlainObject(options) ? options : {}), filter } as RecordQueryInput, db),
+      get: (table, id) => this.get(principal, table, id, db),
+      create: (table, data) => this.createRecord(principal, table, data, { db, runHooks: false }),
+      update: (table, id, data) => this.updateRecord(principal, table, id, data, { db, runHooks: false }),
+      delete: (table, id) => this.delete(principal, table, id, db),
+    };
+  }
+
+  private async createRecord(principal: Principal, tableName: string, data: unknown, options: WriteOptions): Promise<RecordOutput> {
+    requireRecordAccess(principal);
+    const table = await this.table(options.db ?? this.ctx.db, tableName);
+    const values = validateRecordData(table, data, 'create');
+    const hooks = options.runHooks ? await this.saveContext(principal, table.id) : NO_HOOKS;
+    const atomic = hooks.beforeSave.length > 0 || hasReferences(table, values);
+    const record = await this.inTransaction(options.db, atomic, async (trx) => {
+      const id = newId();
+      const final = await this.beforeSave(principal, table, hooks, { _id: id, ...values }, trx);
+      await assertReferencesExist(trx, table, final);
+      return insertRecord(trx, table, id, final, principal.userId);
+    });
+    this.afterSave(principal, hooks, record);
+    return record;
+  }
+
+  private async updateRecord(
+    principal: Principal,
+    tableName: string,
+    recordId: string,
+    data: unknown,
+    options: WriteOptions,
+  ): Promise<RecordOutput> {
+    requireRecordAccess(principal);
+    const id = parseInput(idSchema, recordId);
+    const table = await this.table(options.db ?? this.ctx.db, tableName);
+    const changes = validateRecordData(table, data, 'update');
+    const hooks = options.runHooks ? await this.saveContext(principal, table.id) : NO_HOOKS;
+    const atomic = hooks.beforeSave.length > 0 || hasReferences(table, changes);
+    const record = await this.inTransaction(options.db, atomic, async (trx) => {
+      let final = changes;
+      if (hooks.beforeSave.length) {
+        const existing = await selectRecord(trx, table, id, true);
+        if (!existing) throw notFound(table.name, id);
+        final = await this.beforeSave(principal, table, hooks, { _id: id, ...fieldValues(table, existing), ...changes }, trx);
+      }
+      await assertReferencesExist(trx, table, final);
+      const updated = await updateRecordRow(trx, table, id, final, principal.userId);
+      if (!updated) throw notFound(table.name, id);
+      return updated;
+    });
+    this.afterSave(principal, hooks, record);
+    return record;
+  }
+
+  /**
+   * Runs a write's statements in one transaction (joining `db` when it is one). A write of one
+   * statement (no beforeSave hook, no reference to check) needs none: the statement is atomic.
+   */
+  private inTransaction<T>(db: Db | undefined, atomic: boolean, work: (trx: Db) => Promise<T>): Promise<T> {
+    const executor = db ?? this.ctx.db;
+    if (!atomic || executor.isTransaction) return work(executor);
+    return executor.transaction().execute(work);
+  }
+
+  /**
+   * Runs the table's beforeSave hooks in name order, each on the previous one's instance, and
+   * checks what the last one leaves. A hook that throws rejects the save with its message.
+   */
+  private async beforeSave(
+    principal: Principal,
+    table: RecordTable,
+    hooks: SaveContext,
+    instance: Record<string, unknown>,
+    trx: Db,
+  ): Promise<RecordValues> {
+    const { _id, ...values } = instance;
+    if (!hooks.beforeSave.length) return values;
+    const runtime = this.dependencies().hookRuntime;
+    const db = this.hookDb(principal, trx);
+    let current: Record<string, unknown> = instance;
+    for (const hook of hooks.beforeSave) {
+      const result = await runtime.run({ hook, trigger: 'beforeSave', instance: current, user: hooks.user, db });
+      if (!result.ok) throw badInput(result.error.message, { hook: hook.name, kind: result.error.kind });
+      current = hookInstance(hook, result.instance);
+    }
+    return validateHookResult(table, hooks.beforeSave[hooks.beforeSave.length - 1]!, current, _id);
+  }
+
+  /** Starts the afterSave hooks without waiting: the runtime records each run and its failure. */
+  private afterSave(principal: Principal, hooks: SaveContext, record: RecordOutput): void {
+    if (!hooks.afterSave.length) return;
+    const runtime = this.dependencies().hookRuntime;
+    const db = this.hookDb(principal);
+    void (async () => {
+      for (const hook of hooks.afterSave) {
+        await runtime.run({ hook, trigger: 'afterSave', instance: { ...record }, user: hooks.user, db });
+      }
+    })().catch((error: unknown) => this.ctx.logger.error({ err: error }, 'afterSave hooks failed'));
+  }
+
+  /**
+   * The table's save hooks and, when there are any, the author as hooks see it, with the runtime
+   * prepared: all read before the write's transaction opens (on the embedded database a read
+   * outside the transaction would wait for it).
+   */
+  private async saveContext(principal: Principal, tableId: string): Promise<SaveContext> {
+    const hooks = await this.saveHooks(tableId);
+    if (!hooks.beforeSave.length && !hooks.afterSave.length) return NO_HOOKS;
+    const user = principal.userId
+      ? await this.ctx.db.selectFrom('users').select(['id as _id', 'email']).where('id', '=', principal.userId).executeTakeFirst()
+      : undefined;
+    if (hooks.beforeSave.length) await this.dependencies().hookRuntime.prepare();
+    return { ...hooks, user: user ?? null };
+  }
+
+  /** The table by `_id` or name (case-insensitive), from a cache dropped on every configuration change. */
+  private async table(db: Db, nameOrId: string): Promise<RecordTable> {
+    const key = parseInput(idSchema, nameOrId);
+    const generation = this.generation;
+    if (this.tables?.generation !== generation) {
+      const byKey = loadTableIndex(db);
+      this.tables = { generation, byKey };
+      byKey.catch(() => {
+        if (this.tables?.byKey === byKey) this.tables = undefined;
+      });
+    }
+    const index = await this.tables.byKey;
+    const table = index.get(key) ?? index.get(key.toLowerCase());
+    if (!table) throw notFound('Table', key);
+    return table;
+  }
+
+  /** The save hooks of a table, from a cache dropped on every configuration change. */
+  private async saveHooks(tableId: string): Promise<SaveHooks> {
+    const generation = this.generation;
+    if (this.hooks?.generation !== generation) {
+      const byTable = loadSaveHooks(this.dependencies().hooks);
+      this.hooks = { generation, byTable };
+      byTable.catch(() => {
+        if (this.hooks?.byTable === byTable) this.hooks = undefined;
+      });
+    }
+    return (await this.hooks.byTable).get(tableId) ?? NO_HOOKS;
+  }
+}
+
+/** Every application table with its fields, oldest first. Internal: no permission check. */
+export async function loadRecordTables(db: Db): Promise<RecordTable[]> {
+  const [tables, fields] = await Promise.all([
+    db.selectFrom('app_tables').select(['id', 'name', 'sql_name']).orderBy('created_at').orderBy('id').execute(),
+    db
+      .selectFrom('app_fields')
+      .select(['table_id', 'name', 'type', 'required', 'unique', 'reference_table_id'])
+      .orderBy('table_id')
+      .orderBy('position')
+      .execute(),
+  ]);
+  const targets = new Map(tables.map((t) => [t.id, { id: t.id, name: t.name, sqlName: t.sql_name }]));
+  return tables.map((table) => {
+    const tableFields: RecordField[] = fields
+      .filter((field) => field.table_id === table.id)
+      .map((field) => ({
+        name: field.name,
+        type: field.type as FieldType,
+        required: field.required,
+        unique: field.unique,
+        reference: field.reference_table_id ? (targets.get(field.reference_table_id) ?? null) : null,
+      }));
+    return {
+      id: table.id,
+      name: table.name,
+      sqlName: table.sql_name,
+      fields: tableFields,
+      fieldsByName: new Map(tableFields.map((field) => [field.name, field])),
+    };
+  });
+}
+
+async function loadTableIndex(db: Db): Promise<Map<string, RecordTable>> {
+  const index = new Map<string, RecordTable>();
+  for (const table of await loadRecordTables(db)) {
+    index.set(table.id, table);
+    index.set(table.name.toLowerCase(), table);
+  }
+  return index;
+}
+
+async function loadSaveHooks(hooks: HookService): Promise<Map<string, SaveHooks>> {
+  const byTable = new Map<string, SaveHooks>();
+  for (const hook of await hooks.listHooks(systemPrincipal())) {
+    if (!hook.tableId || (hook.type !== 'beforeSave' && hook.type !== 'afterSave')) continue;
+    const entry = byTable.get(hook.tableId) ?? { beforeSave: [], afterSave: [] };
+    entry[hook.type].push(hook);
+    byTable.set(hook.tableId, entry);
+  }
+  return byTable;
+}
+
+/** Records are the application's data: any signed-in user, integration or the system; never an MCP key. */
+function requireRecordAccess(principal: Principal): void {
+  if (principal.source === 'mcp') throw forbidden("MCP keys configure the application; they cannot read or write the records of its tables");
+  if (principal.kind === 'user' && !principal.userId) throw forbidden('Records need a signed-in user or an integration token');
+}
+
+function hookInstance(hook: Hook, instance: unknown): Record<string, unknown> {
+  if (instance === null || typeof instance !== 'object' || Array.isArray(instance)) {
+    throw badInput(`beforeSave hook '${hook.name}' left instance as something other than an object`, { hook: hook.name });
+  }
+  return instance as Record<string, unknown>;
+}
+
+/** The instance a beforeSave hook leaves: system fields are the server's, the rest must be valid. */
+function validateHookResult(table: RecordTable, hook: Hook, instance: Record<string, unknown>, id: unknown): RecordValues {
+  const data = Object.fromEntries(Object.entries(instance).filter(([key]) => !isSystemField(key)));
+  if (instance._id !== undefined && instance._id !== id) {
+    throw badInput(`beforeSave hook '${hook.name}' changed instance._id; the _id of a record cannot change`, { hook: hook.name });
+  }
+  try {
+    return validateRecordData(table, data, 'create', 'data');
+  } catch (error) {
+    if (!(error instanceof TrellisError)) throw error;
+    throw badInput(`beforeSave hook '${hook.name}' left an invalid record: ${error.message}`, { ...error.details, hook: hook.name });
+  }
+}
+
+async function selectRecord(db: Db, table: RecordTable, id: string, lock: boolean): Promise<RecordOutput | undefined> {
+  const forUpdate = lock ? sql` for update` : sql``;
+  const result = await sql<Record<string, unknown>>`select ${selectList(table)} from ${sql.table(table.sqlName)} where _id = ${id}${forUpdate}`.execute(db);
+  const row = result.rows[0];
+  return row ? toRecordOutput(table, row) : undefined;
+}
+
+async function insertRecord(trx: Db, table: RecordTable, id: string, values: RecordValues, author: string | null): Promise<RecordOutput> {
+  const fields = table.fields.filter((field) => field.name in values);
+  const columns = sql.join([sql.ref('_id'), sql.ref('_created_by'), sql.ref('_updated_by'), ...fields.map((f) => sql.ref(f.name))]);
+  const params = sql.join([sql`${id}`, sql`${author}`, sql`${author}`, ...fields.map((f) => sqlValue(f.type, values[f.name]))]);
+  const result = await writeRow(table, () =>
+    sql<Record<string, unknown>>`insert into ${sql.table(table.sqlName)} (${columns}) values (${params}) returning ${selectList(table)}`.execute(trx),
+  );
+  return toRecordOutput(table, result.rows[0]!);
+}
+
+async function updateRecordRow(
+  trx: Db,
+  table: RecordTable,
+  id: string,
+  values: RecordValues,
+  author: string | null,
+): Promise<RecordOutput | undefined> {
+  const assignments = table.fields
+    .filter((field) => field.name in values)
+    .map((field) => sql`${sql.ref(field.name)} = ${sqlValue(field.type, values[field.name])}`);
+  const set = sql.join([...assignments, sql`_updated_at = now()`, sql`_updated_by = ${author}`]);
+  const result = await writeRow(table, () =>
+    sql<Record<string, unknown>>`update ${sql.table(table.sqlName)} set ${set} where _id = ${id} returning ${selectList(table)}`.execute(trx),
+  );
+  const row = result.rows[0];
+  return row ? toRecordOutput(table, row) : undefined;
+}
+
+/** Runs an INSERT or UPDATE, turning a unique violation into CONFLICT naming the field. */
+async function writeRow<T>(table: RecordTable, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    const field = uniqueViolationField(table, error);
+    if (!field) throw error;
+    throw conflict(`data.${field.name}: another ${table.name} record already has this ${field.name}`, { field: `data.${field.name}` });
+  }
+}
+
+function uniqueViolationField(table: RecordTable, error: unknown): RecordField | undefined {
+  const pg = error as { code?: unknown; detail?: unknown; constraint?: unknown };
+  if (pg?.code !== '23505') return undefined;
+  const column = typeof pg.detail === 'string' ? /^Key \("?(.+?)"?\)=/.exec(pg.detail)?.[1] : undefined;
+  const constraint = typeof pg.constraint === 'string' ? pg.constraint : '';
+  return table.fields.find((field) => field.unique && (field.name === column || constraint.endsWith(`_${field.name}_key`)));
+}
+
+function hasReferences(table: RecordTable, values: RecordValues): boolean {
+  return table.fields.some((field) => field.reference && values[field.name] !== null && values[field.name] !== undefined);
+}
+
+/** Checks, inside the write's transaction, that every referenced `_id` exists (and keeps it until commit). */
+async function assertReferencesExist(trx: Db, table: RecordTable, values: RecordValues): Promise<void> {
+  const issues: RecordIssue[] = [];
+  for (const field of table.fields) {
+    const value = values[field.name];
+    if (!field.reference || value === null || value === undefined) continue;
+    const ids = [...new Set(field.type === 'multi-reference' ? (value as string[]) : [value as string])];
+    if (!ids.length) continue;
+    const found = await sql<{ _id: string }>`select _id from ${sql.table(field.reference.sqlName)} where _id = any(cast(${ids} as text[])) for key share`.execute(trx);
+    const existing = new Set(found.rows.map((row) => row._id));
+    const missing = ids.filter((id) => !existing.has(id));
+    if (missing.length) {
+      const list = missing.map((id) => `'${id}'`).join(', ');
+      issues.push({ field: `data.${field.name}`, message: `no ${field.reference.name} record has _id ${list}` });
+    }
+  }
+  if (issues.length) throw recordInputError(issues);
+}
