@@ -20,6 +20,7 @@ const envSchema = z.object({
   TRELLIS_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRELLIS_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(20),
   TRELLIS_MCP_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
+  TRELLIS_WEBHOOK_RATE_LIMIT: z.coerce.number().int().min(1).default(10),
   TRELLIS_TRUST_PROXY: z
     .enum(['true', 'false'])
     .default('false')
@@ -50,6 +51,8 @@ export type Config = {
   authFailuresPerMinute: number;
   /** MCP requests allowed per key and minute before 429. */
   mcpRateLimit: number;
+  /** Webhook calls allowed per minute, all webhooks together, before 429 (spec section 8). */
+  webhookRateLimit: number;
   trustProxy: boolean;
   /** Hosts (`host`, `host:port`), addresses and CIDR ranges hook code may fetch although they are loopback, private or link-local. */
   hookEgressAllow: string[];
@@ -86,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.TRELLIS_LOG_LEVEL,
     authFailuresPerMinute: e.TRELLIS_AUTH_FAILURES_PER_MINUTE,
     mcpRateLimit: e.TRELLIS_MCP_RATE_LIMIT,
+    webhookRateLimit: e.TRELLIS_WEBHOOK_RATE_LIMIT,
     trustProxy: e.TRELLIS_TRUST_PROXY,
     hookEgressAllow: e.TRELLIS_HOOK_EGRESS_ALLOW.split(',').map((entry) => entry.trim()).filter((entry) => entry !== ''),
     hookTimeoutMs: e.TRELLIS_HOOK_TIMEOUT_MS,

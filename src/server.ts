@@ -10,6 +10,7 @@ import { registerCors } from './http/cors.js';
 import { registerTokenRoute } from './http/token-route.js';
 import { registerCliRoute } from './http/cli-route.js';
 import { registerHealthRoutes } from './http/health-routes.js';
+import { registerWebhookRoute } from './http/webhook-route.js';
 import { ChangeBus } from './platform/change-bus.js';
 import { SecretBox } from './platform/crypto.js';
 import type { PlatformContext } from './platform/context.js';
@@ -133,7 +134,8 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const trellis = fromFastifyError(error);
-    if (trellis.status >= 500) request.log.error({ err: error }, 'request failed');
+    // A webhook whose code fails is the hook author's failure, recorded in hook_runs, not the server's.
+    if (trellis.status >= 500 && trellis.code !== 'HOOK_FAILED') request.log.error({ err: error }, 'request failed');
     const retryAfter = trellis.details?.retryAfter;
     if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     return reply.status(trellis.status).send(errorBody(trellis));
@@ -147,6 +149,7 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
   registerTokenRoute(app, services);
   registerGraphQLRoute(app, services);
   registerMcpRoute(app, services, { requestsPerMinute: services.ctx.config.mcpRateLimit });
+  registerWebhookRoute(app, services);
   if (cliToken) registerCliRoute(app, services, cliToken);
   return app;
 }

@@ -60,6 +60,14 @@ export function systemPrincipal(source: Principal['source'] = 'system'): Princip
   return { kind: 'system', userId: null, label: 'system', isAdmin: true, permissions: new Set(PERMISSIONS), source };
 }
 
+/**
+ * An inbound webhook call (spec 5.4): anonymous, so it writes records with no author and holds no
+ * configuration permission; record access is all its code gets, through `db`.
+ */
+export function webhookPrincipal(hookName: string): Principal {
+  return { kind: 'system', userId: null, label: `webhook ${hookName}`, isAdmin: false, permissions: new Set(), source: 'webhook' };
+}
+
 /** Throws FORBIDDEN unless the principal holds `permission`. */
 export function requirePermission(principal: Principal, permission: Permission): void {
   if (!principal.permissions.has(permission)) {

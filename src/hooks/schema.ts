@@ -66,6 +66,15 @@ export const listHooksInput = z.object({
   tableId: idSchema.optional(),
 });
 
+export const listHookRunsInput = z.object({
+  hookId: idSchema.optional(),
+  outcome: z.enum(['ok', 'error', 'timeout', 'memory']).optional(),
+  limit: z.number().int().min(1, 'must be at least 1').max(500, 'must be at most 500').default(50),
+  /** Cursor: the `_id` of the last run of the previous page. */
+  before: z.string().regex(/^\d+$/, 'must be the _id of a run').optional(),
+});
+
+export type ListHookRunsInput = z.input<typeof listHookRunsInput>;
 export type CreateHookInput = z.input<typeof createHookInput>;
 export type UpdateHookInput = z.input<typeof updateHookInput>;
 export type EditHookCodeInput = z.input<typeof editHookCodeInput>;

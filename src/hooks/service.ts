@@ -18,12 +18,14 @@ import {
   deleteHookInput,
   editHookCodeInput,
   hookNameProblem,
+  listHookRunsInput,
   listHooksInput,
   updateHookInput,
   type CreateHookInput,
   type DeleteHookInput,
   type EditHookCodeInput,
   type HookType,
+  type ListHookRunsInput,
   type ListHooksInput,
   type UpdateHookInput,
 } from './schema.js';
@@ -62,6 +64,22 @@ export class HookService {
     if (filter.type) select = select.where('type', '=', filter.type);
     if (filter.tableId) select = select.where('table_id', '=', filter.tableId);
     return (await select.execute()).map(toHook);
+  }
+
+  /** The run log of hooks, newest first, with the cursor of the next page. */
+  async listHookRuns(principal: Principal, input: ListHookRunsInput = {}): Promise<{ runs: HookRun[]; nextCursor: string | null }> {
+    requirePermission(principal, 'config:read');
+    const filter = parseInput(listHookRunsInput, input);
+    let select = this.ctx.db.selectFrom('hook_runs').selectAll().orderBy('id', 'desc').limit(filter.limit + 1);
+    if (filter.hookId) select = select.where('hook_id', '=', filter.hookId);
+    if (filter.outcome) select = select.where('outcome', '=', filter.outcome);
+    if (filter.before) select = select.where('id', '<', Number(filter.before));
+    const rows = await select.execute();
+    const page = rows.slice(0, filter.limit);
+    return {
+      runs: page.map(toHookRun),
+      nextCursor: rows.length > filter.limit ? String(page[page.length - 1]!.id) : null,
+    };
   }
 
   async getHook(principal: Principal, hookId: string): Promise<Hook> {
@@ -278,6 +296,33 @@ async function readHook(db: Db, hookId: string): Promise<Hook> {
   const row = await db.selectFrom('hooks').selectAll().where('id', '=', hookId).executeTakeFirst();
   if (!row) throw notFound('Hook', hookId);
   return toHook(row);
+}
+
+/** One run of a hook as the run log shows it. */
+export interface HookRun {
+  _id: string;
+  hookId: string | null;
+  hookName: string;
+  trigger: string;
+  startedAt: Date;
+  durationMs: number;
+  outcome: string;
+  console: string[];
+  error: string | null;
+}
+
+function toHookRun(row: Row<'hook_runs'>): HookRun {
+  return {
+    _id: String(row.id),
+    hookId: row.hook_id,
+    hookName: row.hook_name,
+    trigger: row.trigger,
+    startedAt: row.started_at,
+    durationMs: row.duration_ms,
+    outcome: row.outcome,
+    console: row.console,
+    error: row.error,
+  };
 }
 
 function toHook(row: Row<'hooks'>): Hook {

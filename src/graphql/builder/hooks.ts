@@ -18,10 +18,32 @@ const typeDefs = /* GraphQL */ `
     updatedAt: DateTime!
   }
 
+  "One run of a hook: trigger, duration, outcome, console lines and the (redacted) error."
+  type HookRun {
+    _id: ID!
+    hookId: ID
+    hookName: String!
+    trigger: String!
+    startedAt: DateTime!
+    durationMs: Int!
+    "ok, error, timeout or memory."
+    outcome: String!
+    console: [String!]!
+    error: String
+  }
+
+  type HookRunPage {
+    runs: [HookRun!]!
+    "Pass as before to read the next page; null on the last page."
+    nextCursor: ID
+  }
+
   extend type Query {
     "Hooks, optionally of one type and/or one table, ordered by name."
     hooks(type: String, tableId: ID): [Hook!]!
     hook(_id: ID!): Hook
+    "The run log of hooks, newest first."
+    hookRuns(hookId: ID, outcome: String, limit: Int, before: ID): HookRunPage!
   }
 
   extend type Mutation {
@@ -40,6 +62,7 @@ export const hooksModule: GraphQLModule = {
     Query: {
       hooks: (_s, args, ctx) => ctx.services.hooks.listHooks(requireUser(ctx), withoutNulls(args) as never),
       hook: (_s, args, ctx) => ctx.services.hooks.getHook(requireUser(ctx), args._id),
+      hookRuns: (_s, args, ctx) => ctx.services.hooks.listHookRuns(requireUser(ctx), withoutNulls(args) as never),
     },
     Mutation: {
       createHook: (_s, args, ctx) => ctx.services.hooks.createHook(requireUser(ctx), withoutNulls(args) as never),
