@@ -1,9 +1,14 @@
 // `npm run bench [name]`: runs the benchmarks (or the one named) and prints one line each:
 // `name: ratio (ours N/s vs baseline M/s, p99 X ms)`, ratio = ours / baseline.
-import { mcpRead, mcpVsSdk } from './mcp.mjs';
+// A benchmark is `{ name, target, p99TargetMs?, run() }`; run() resolves with `{ ours, baseline }`
+// (results of measure()) or with `{ line }` for a result that is not a ratio.
 import { cleanup } from './lib/processes.mjs';
+import { mcpRead, mcpVsSdk } from './mcp.mjs';
+import { graphqlUpdate, saveHook } from './records.mjs';
+import { startup } from './startup.mjs';
+import { webhook } from './webhook.mjs';
 
-const BENCHMARKS = [mcpRead, mcpVsSdk];
+const BENCHMARKS = [mcpRead, mcpVsSdk, graphqlUpdate, webhook, saveHook, startup];
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !BENCHMARKS.some((b) => b.name === name));
@@ -49,6 +54,7 @@ function describe(benchmark, result) {
       parts.push(`${side}: ${run.non2xx} non-2xx, ${run.errors} errors, ${run.timeouts} timeouts`);
     }
   }
-  const verdict = benchmark.target !== undefined && Number(ratio) < benchmark.target ? `; below target ${benchmark.target}` : '';
+  let verdict = benchmark.target !== undefined && Number(ratio) < benchmark.target ? `; below target ${benchmark.target}` : '';
+  if (benchmark.p99TargetMs !== undefined && ours.p99Ms >= benchmark.p99TargetMs) verdict += `; p99 not under ${benchmark.p99TargetMs} ms`;
   return `${ratio} (${parts.join(', ')})${verdict}`;
 }

@@ -1,5 +1,5 @@
 // Fixtures shared by the benchmarks of one run, each made once on first use.
-import { startTrellis } from './trellis.mjs';
+import { POSTGRES_ADMIN_URL, startTrellis } from './trellis.mjs';
 
 const made = new Map();
 
@@ -16,6 +16,22 @@ export function trellis() {
 /** An MCP key of the run's owner with config:read and features:write. */
 export function mcpKey() {
   return once('mcpKey', async () => (await trellis()).createMcpKey(['config:read', 'features:write']));
+}
+
+/** The Trellis server on PostgreSQL: the run's server with BENCH_DATABASE_URL, else a second one on the local PostgreSQL. */
+export function postgresTrellis() {
+  if (process.env.BENCH_DATABASE_URL) return trellis();
+  return once('postgresTrellis', () => startTrellis({ nodeArgs: profileArgs(), postgresAdminUrl: POSTGRES_ADMIN_URL }));
+}
+
+/** An MCP key that may create tables and hooks, on `server` (one of the fixtures above). */
+export function builderKey(server) {
+  return once(`${server.url} builder key`, async () => server.createMcpKey(['config:read', 'tables:write', 'hooks:write']));
+}
+
+/** An integration access token on `server`. */
+export function accessToken(server) {
+  return once(`${server.url} token`, async () => server.createAccessToken('bench'));
 }
 
 /** BENCH_TRELLIS_NODE_ARGS: extra node flags for the Trellis child, for example `--cpu-prof --cpu-prof-dir=/tmp/prof`. */

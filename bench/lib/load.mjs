@@ -1,6 +1,8 @@
 // The load generator: autocannon, always in a separate process, on loopback, bounded in time.
 import { URL, fileURLToPath } from 'node:url';
-import { runNode } from './processes.mjs';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runNode, tempFolder } from './processes.mjs';
 
 const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url));
 
@@ -11,8 +13,8 @@ export const WARMUP_S = positiveNumber(process.env.BENCH_WARMUP, 1, true);
 export const CONNECTIONS = 32;
 
 /**
- * Loads `url` with `request` (method, headers, body) from an autocannon process: a warm-up first,
- * then the measured run. Resolves with { perSecond, p99Ms, non2xx, errors, timeouts, requests }.
+ * Loads `url` with `request` (method, headers, body, or `bodies` to take in turn) from an
+ * autocannon process: a warm-up first, then the measured run. Resolves with { perSecond, p99Ms, non2xx, errors, timeouts, requests }.
  */
 export async function measure(url, request) {
   assertLoopback(url);
@@ -22,7 +24,9 @@ export async function measure(url, request) {
 
 async function load(url, request, durationS) {
   const options = { url, connections: CONNECTIONS, duration: durationS, method: 'POST', ...request };
-  const { code, stdout, stderr } = await runNode([WORKER, JSON.stringify(options)]);
+  const optionsFile = join(tempFolder('load'), 'options.json');
+  writeFileSync(optionsFile, JSON.stringify(options));
+  const { code, stdout, stderr } = await runNode([WORKER, optionsFile]);
   if (code !== 0) throw new Error(`autocannon failed (exit ${code}):\n${stderr}`);
   return JSON.parse(stdout.trim().split('\n').at(-1));
 }

@@ -9,6 +9,8 @@ import { atCleanup, runNode, startNode, tempFolder } from './processes.mjs';
 export const TRELLIS_BIN = fileURLToPath(new URL('../../bin/trellis.mjs', import.meta.url));
 export const OWNER_EMAIL = 'bench-owner@example.com';
 export const MCP_PROTOCOL_VERSION = '2025-11-25';
+/** The PostgreSQL server of the benchmarks that need one: BENCH_DATABASE_URL, else the local default. */
+export const POSTGRES_ADMIN_URL = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** The headers of every MCP request the benchmarks send. */
 export function mcpHeaders(apiKey) {
@@ -27,9 +29,11 @@ export function toolCallBody(name, args = {}, id = 1) {
 
 /**
  * Starts Trellis with the rate limits raised for the bench. `nodeArgs` go before the script
- * (for example `--cpu-prof`). Resolves with { url, env, mcpUrl, createMcpKey, stop }.
+ * (for example `--cpu-prof`); `postgresAdminUrl` puts it on a fresh database of that server
+ * (default: BENCH_DATABASE_URL, else the embedded PGlite). Resolves with { url, env, mcpUrl,
+ * createMcpKey, createAccessToken, callTool, stop }.
  */
-export async function startTrellis({ nodeArgs = [], env: extraEnv = {} } = {}) {
+export async function startTrellis({ nodeArgs = [], env: extraEnv = {}, postgresAdminUrl = process.env.BENCH_DATABASE_URL } = {}) {
   const env = {
     PORT: '0',
     HOST: '127.0.0.1',
@@ -39,7 +43,8 @@ export async function startTrellis({ nodeArgs = [], env: extraEnv = {} } = {}) {
     TRELLIS_LOG_LEVEL: 'warn',
     TRELLIS_MCP_RATE_LIMIT: '100000000',
     TRELLIS_AUTH_FAILURES_PER_MINUTE: '100000000',
-    ...(await freshDatabase()),
+    TRELLIS_WEBHOOK_RATE_LIMIT: '100000000',
+    ...(await freshDatabase(postgresAdminUrl)),
     ...extraEnv,
   };
   const server = await startNode([...nodeArgs, TRELLIS_BIN, 'serve'], { env, ready: /listening on (http:\/\/\S+)/, label: 'trellis serve' });
@@ -58,12 +63,29 @@ export async function startTrellis({ nodeArgs = [], env: extraEnv = {} } = {}) {
       if (code !== 0) throw new Error(`trellis key create failed (exit ${code}):\n${stdout}${stderr}`);
       return JSON.parse(stdout).apiKey;
     },
+    /**
+     * Creates an integration key through the CLI (`trellis integration create --json`) and
+     * exchanges it at /api/auth/token; resolves with the access token.
+     */
+    async createAccessToken(name) {
+      const { code, stdout, stderr } = await runNode([TRELLIS_BIN, 'integration', 'create', '--name', name, '--json'], { env });
+      if (code !== 0) throw new Error(`trellis integration create failed (exit ${code}):\n${stdout}${stderr}`);
+      const { clientId, apiKey } = JSON.parse(stdout);
+      const response = await fetch(`${url}/api/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId, apiKey }) });
+      const answer = await response.json();
+      if (response.status !== 200 || !answer.access_token) throw new Error(`/api/auth/token answered ${response.status}: ${JSON.stringify(answer)}`);
+      return answer.access_token;
+    },
+    /** Calls one MCP tool with `apiKey`; resolves with its structured content, throws on an error. */
+    async callTool(apiKey, name, args) {
+      const answer = await checkedCall(`${url}/api/mcp`, mcpHeaders(apiKey), toolCallBody(name, args));
+      return answer.message.result.structuredContent;
+    },
   };
 }
 
-/** With BENCH_DATABASE_URL: creates a database for this run (dropped at cleanup) and names it. */
-async function freshDatabase() {
-  const adminUrl = process.env.BENCH_DATABASE_URL;
+/** With a PostgreSQL admin URL: creates a database for this run (dropped at cleanup) and names it. */
+async function freshDatabase(adminUrl) {
   if (!adminUrl) return {};
   const name = `trellis_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });

@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { TrellisError } from '../platform/errors.js';
 import { EgressError, guardedFetch, type EgressLimits, type EgressPolicy } from './egress.js';
-import type { SandboxHost } from './sandbox.js';
+import { Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox.js';
 
 /**
  * Record access for the application's tables, implemented by the record layer with the rights
@@ -17,7 +17,7 @@ export interface HookDb {
   delete(table: string, _id: string): Promise<unknown>;
 }
 
-/** What one run grants, copied into the sandbox as JSON. */
+/** What one run grants. */
 export interface Grants {
   instance: unknown;
   headers: Record<string, string>;
@@ -32,109 +32,50 @@ export const CONSOLE_MAX_CHARS = 500;
 export const FETCHES_PER_RUN = 20;
 export const DB_CALLS_PER_RUN = 1000;
 
-/**
- * Evaluated in every fresh context before the hook. It keeps the two host bridges in its closure
- * (hook code cannot reach them), defines the granted globals, and returns the function that runs
- * the hook and serialises its outcome with the JSON functions captured before hook code ran.
- */
-export const PRELUDE = `(function (hostCall, hostCallAsync, grantsJson) {
-  'use strict';
-  const { parse, stringify } = JSON;
-  const decode = (text) => (text === undefined ? undefined : parse(text));
-  const call = (op, args) => decode(hostCall(op, stringify(args)));
-  const callAsync = (op, args) => hostCallAsync(op, stringify(args)).then(decode);
-  const grants = parse(grantsJson);
-  const text = (value) => {
-    if (typeof value === 'string') return value;
-    try {
-      const json = stringify(value);
-      return json === undefined ? String(value) : json;
-    } catch {
-      return String(value);
-    }
-  };
-  const log = (level) => (...args) => { hostCall('console', stringify([level, args.map(text).join(' ')])); };
-  const grant = (name, value) => Object.defineProperty(globalThis, name, { value, writable: true, configurable: true });
-  grant('instance', grants.instance);
-  grant('headers', grants.headers);
-  grant('user', grants.user);
-  grant('env', grants.env);
-  grant('console', { log: log('log'), info: log('info'), warn: log('warn'), error: log('error') });
-  grant('crypto', {
-    sha256: (data) => call('sha256', [data]),
-    hmacSha256: (key, data) => call('hmacSha256', [key, data]),
-    timingSafeEqual: (a, b) => call('timingSafeEqual', [a, b]),
-  });
-  grant('fetch', async (url, init) => {
-    const answer = await callAsync('fetch', [String(url), init === undefined ? {} : init]);
-    const ok = answer.status >= 200 && answer.status < 300;
-    return { status: answer.status, ok, url: answer.url, headers: answer.headers, text: async () => answer.body, json: async () => parse(answer.body) };
-  });
-  if (grants.db) {
-    grant('db', {
-      find: (table, filter, options) => callAsync('db', ['find', table, filter, options]),
-      get: (table, id) => callAsync('db', ['get', table, id]),
-      create: (table, data) => callAsync('db', ['create', table, data]),
-      update: (table, id, data) => callAsync('db', ['update', table, id, data]),
-      delete: (table, id) => callAsync('db', ['delete', table, id]),
-    });
-  }
-  const serialise = (what, value) => {
-    let json;
-    try {
-      json = stringify(value);
-    } catch (error) {
-      throw { invalid: what + ' is not JSON-serialisable: ' + (error && error.message) };
-    }
-    if (json === undefined && value !== undefined) throw { invalid: what + ' is not JSON-serialisable: a ' + typeof value };
-    return json;
-  };
-  return async (hook) => {
-    const value = await hook(grants.instance);
-    try {
-      return { value: serialise('The returned value', value), instance: serialise('instance', grants.instance) };
-    } catch (failure) {
-      return { invalid: failure.invalid };
-    }
-  };
-})`;
-
 export interface CapabilityOptions {
   db: HookDb | undefined;
   egress: EgressPolicy;
   egressLimits: EgressLimits;
 }
 
-/** The host side of the granted capabilities for one run; collects the run's console lines. */
-export class HookCapabilities implements SandboxHost {
+/**
+ * The granted capabilities of one run as sandbox globals: `instance`, `headers`, `user` and `env`
+ * as values; `console`, `crypto`, `fetch` and (when granted) `db` as host functions. Collects
+ * the run's console lines.
+ */
+export class HookCapabilities {
   readonly consoleLines: string[] = [];
   private fetches = 0;
   private dbCalls = 0;
 
   constructor(private readonly options: CapabilityOptions) {}
 
-  call(op: string, args: unknown[]): unknown {
-    switch (op) {
-      case 'sha256':
-        return createHash('sha256').update(text(args[0], 'crypto.sha256(data): data')).digest('hex');
-      case 'hmacSha256':
-        return createHmac('sha256', text(args[0], 'crypto.hmacSha256(key, data): key'))
-          .update(text(args[1], 'crypto.hmacSha256(key, data): data'))
-          .digest('hex');
-      case 'timingSafeEqual':
-        return timingSafeEqual(digest(text(args[0], 'crypto.timingSafeEqual(a, b): a')), digest(text(args[1], 'crypto.timingSafeEqual(a, b): b')));
-      case 'console':
-        this.log(String(args[0]), String(args[1]));
-        return undefined;
-      default:
-        throw new Error(`unknown operation ${op}`);
+  globals(grants: Grants): SandboxGlobals {
+    const host: SandboxGlobals['host'] = {
+      console: { log: this.logger('log'), info: this.logger('info'), warn: this.logger('warn'), error: this.logger('error') },
+      crypto: {
+        sha256: { sync: ([data]) => createHash('sha256').update(text(data, 'crypto.sha256(data): data')).digest('hex') },
+        hmacSha256: {
+          sync: ([key, data]) =>
+            createHmac('sha256', text(key, 'crypto.hmacSha256(key, data): key'))
+              .update(text(data, 'crypto.hmacSha256(key, data): data'))
+              .digest('hex'),
+        },
+        timingSafeEqual: {
+          sync: ([a, b]) => timingSafeEqual(digest(text(a, 'crypto.timingSafeEqual(a, b): a')), digest(text(b, 'crypto.timingSafeEqual(a, b): b'))),
+        },
+      },
+      fetch: { async: ([url, init]) => this.fetch(url, init) },
+    };
+    if (grants.db) {
+      const operation = (name: string): HostMember => ({ async: (args) => this.db([name, ...args]) });
+      host.db = { find: operation('find'), get: operation('get'), create: operation('create'), update: operation('update'), delete: operation('delete') };
     }
+    return { values: { instance: grants.instance, headers: grants.headers, user: grants.user, env: grants.env }, host };
   }
 
-  async callAsync(op: string, args: unknown[]): Promise<unknown> {
-    if (op === 'fetch') return this.fetch(args[0], args[1]);
-    if (op === 'db') return this.db(args);
-    throw new Error(`unknown operation ${op}`);
+  private logger(level: string): HostMember {
+    return { sync: (args) => this.log(level, args.map(shown).join(' ')) };
   }
 
   private log(level: string, line: string): void {
@@ -142,8 +83,9 @@ export class HookCapabilities implements SandboxHost {
     this.consoleLines.push(`[${level}] ${line}`.slice(0, CONSOLE_MAX_CHARS));
   }
 
-  private async fetch(url: unknown, init: unknown): Promise<unknown> {
+  private async fetch(url: unknown, init: unknown): Promise<WithBody> {
     if (++this.fetches > FETCHES_PER_RUN) throw new Error(`fetch: at most ${FETCHES_PER_RUN} requests per run`);
+    if (init instanceof Unserialisable || (init !== undefined && init !== null && typeof init !== 'object')) throw new Error('fetch: init must be an object');
     const { method, headers, body } = (init ?? {}) as Record<string, unknown>;
     if (method !== undefined && typeof method !== 'string') throw new Error('fetch: method must be a string');
     if (body !== undefined && body !== null && typeof body !== 'string') throw new Error('fetch: body must be a string (use JSON.stringify)');
@@ -151,11 +93,12 @@ export class HookCapabilities implements SandboxHost {
       throw new Error('fetch: headers must be an object of strings');
     }
     try {
-      return await guardedFetch(
-        { url: String(url), method, headers: headers as Record<string, string> | undefined, body: body ?? undefined },
+      const answer = await guardedFetch(
+        { url: shown(url), method, headers: headers as Record<string, string> | undefined, body: body ?? undefined },
         this.options.egress,
         this.options.egressLimits,
       );
+      return new WithBody({ status: answer.status, ok: answer.status >= 200 && answer.status < 300, url: answer.url, headers: answer.headers }, answer.body);
     } catch (error) {
       throw error instanceof EgressError ? error : new Error('fetch failed');
     }
@@ -167,6 +110,7 @@ export class HookCapabilities implements SandboxHost {
     if (!db) throw new Error('db is not available to this hook');
     if (++this.dbCalls > DB_CALLS_PER_RUN) throw new Error(`db: at most ${DB_CALLS_PER_RUN} calls per run`);
     if (typeof table !== 'string') throw new Error(`db.${String(operation)}(table, ...): table must be a string`);
+    if (rest.some((arg) => arg instanceof Unserialisable)) throw new Error(`db.${String(operation)}: arguments must be JSON values`);
     const call = dbCall(db, String(operation), table, rest);
     try {
       return await call();
@@ -194,6 +138,13 @@ function dbCall(db: HookDb, operation: string, table: string, rest: unknown[]): 
     default:
       throw new Error(`db: unknown operation ${operation}`);
   }
+}
+
+/** A console argument as text: a string as it is, others as JSON, or as `String(value)` when JSON cannot show them. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value instanceof Unserialisable) return value.text;
+  return value === undefined ? 'undefined' : JSON.stringify(value);
 }
 
 function text(value: unknown, what: string): string {

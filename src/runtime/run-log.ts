@@ -13,6 +13,9 @@ export interface HookRunRecord {
   error: string | null;
 }
 
+/** How long records gather before an insert: under load one insert serves every run of the window. */
+export const RUN_LOG_WINDOW_MS = 25;
+
 /**
  * Stores run records in the background, several per insert. A run never waits for its row: a
  * `beforeSave` hook runs inside the record's transaction, and on the embedded database (one
@@ -30,7 +33,7 @@ export class HookRunLog {
 
   record(run: HookRunRecord): void {
     this.queue.push(run);
-    this.draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
+    this.draining ??= new Promise<void>((resolve) => setTimeout(resolve, RUN_LOG_WINDOW_MS)).then(() => this.drain());
   }
 
   /** Resolves when every record given so far is stored (or its failure logged). */

@@ -19,12 +19,34 @@ export interface SandboxLimits {
   stackBytes: number;
 }
 
-/** Functions the guest reaches through the prelude's bridges; arguments and results are JSON values. */
-export interface SandboxHost {
-  /** Synchronous; a thrown Error reaches the guest as an Error with the same message. */
-  call(op: string, args: unknown[]): unknown;
-  /** Asynchronous; the signal aborts when the run ends first. */
-  callAsync(op: string, args: unknown[], signal: AbortSignal): Promise<unknown>;
+/** A host function reachable from the guest: synchronous, or returning a promise to the guest. */
+export type HostMember =
+  | { sync: (args: unknown[]) => unknown }
+  | { async: (args: unknown[], signal: AbortSignal) => Promise<unknown> };
+
+/**
+ * What a run grants: `values` are JSON values copied in as globals (`instance` is also the
+ * hook's argument and is read back after the run); `host` maps a global name to a host function
+ * or to an object of host functions. Arguments reach a host function as JSON copies (a string
+ * stays a string; a value JSON cannot copy arrives as `Unserialisable`); its result (a JSON value,
+ * or a `WithBody`) goes back as a copy. A thrown Error reaches the guest with its message only.
+ */
+export interface SandboxGlobals {
+  values: Record<string, unknown>;
+  host: Record<string, HostMember | Record<string, HostMember>>;
+}
+
+/** An argument JSON cannot copy (a function, a symbol, a cycle, a BigInt): the guest's `String(value)`. */
+export class Unserialisable {
+  constructor(readonly text: string) {}
+}
+
+/** A host result that becomes an object with `fields` plus `text()` and `json()` reading `body` (a fetch answer). */
+export class WithBody {
+  constructor(
+    readonly fields: Record<string, unknown>,
+    readonly body: string,
+  ) {}
 }
 
 export type SandboxFailureKind = 'thrown' | 'timeout' | 'memory' | 'syntax' | 'invalid-return';
@@ -36,27 +58,24 @@ export type SandboxOutcome =
 /**
  * Runs guest code in QuickJS compiled to WebAssembly: one WebAssembly module for the process,
  * a fresh QuickJS runtime and context for every run, so nothing survives from one run to the
- * next. A module whose engine failed (Node's own stack exhausted inside it, or a handle leak
- * caught at dispose) is dropped and the next run loads a new one.
+ * next. The granted globals are installed as host functions and values (no script is evaluated
+ * besides the hook). A module whose engine failed (Node's own stack exhausted inside it, or a
+ * handle leak caught at dispose) is dropped and the next run loads a new one.
  */
 export class Sandbox {
   private module: Promise<QuickJSWASMModule> | undefined;
 
-  constructor(
-    private readonly limits: SandboxLimits,
-    private readonly prelude: string,
-  ) {}
+  constructor(private readonly limits: SandboxLimits) {}
 
   /**
-   * Evaluates the prelude with the two host bridges and `grantsJson`, evaluates `code` (wrapped
-   * in parentheses: it must be a function expression), calls the prelude's runner with it and
-   * waits for the outcome. Never throws.
+   * Installs `globals`, evaluates `code` (wrapped in parentheses: it must be a function
+   * expression), calls it with `instance` and waits for the outcome. Never throws.
    */
-  async run(code: string, grantsJson: string, host: SandboxHost): Promise<SandboxOutcome> {
+  async run(code: string, globals: SandboxGlobals): Promise<SandboxOutcome> {
     const loading = (this.module ??= newQuickJSWASMModule());
-    const run = new SandboxRun(await loading, this.limits, host);
+    const run = new SandboxRun(await loading, this.limits);
     try {
-      return await run.execute(this.prelude, code, grantsJson);
+      return await run.execute(code, globals);
     } catch (error) {
       this.drop(loading);
       if (error instanceof RangeError) return { ok: false, kind: 'memory', message: 'Hook stopped: it exhausted the stack' };
@@ -76,9 +95,19 @@ export class Sandbox {
   }
 }
 
+/** Functions of a fresh context taken before any guest code runs, so the guest cannot replace them. */
+interface Intrinsics {
+  parse: QuickJSHandle;
+  stringify: QuickJSHandle;
+  string: QuickJSHandle;
+  promise: QuickJSHandle;
+  resolve: QuickJSHandle;
+}
+
 class SandboxRun {
   private readonly runtime: QuickJSRuntime;
   private readonly context: QuickJSContext;
+  private readonly intrinsics: Intrinsics;
   private readonly wallDeadline: number;
   private readonly pending = new Set<QuickJSDeferredPromise>();
   private readonly abort = new AbortController();
@@ -91,7 +120,6 @@ class SandboxRun {
   constructor(
     module: QuickJSWASMModule,
     private readonly limits: SandboxLimits,
-    private readonly host: SandboxHost,
   ) {
     this.wallDeadline = performance.now() + limits.wallMs;
     this.runtime = module.newRuntime({
@@ -100,26 +128,38 @@ class SandboxRun {
       interruptHandler: () => this.shouldInterrupt(),
     });
     this.context = this.runtime.newContext();
+    const { context } = this;
+    const json = context.getProp(context.global, 'JSON');
+    const promise = context.getProp(context.global, 'Promise');
+    this.intrinsics = {
+      parse: context.getProp(json, 'parse'),
+      stringify: context.getProp(json, 'stringify'),
+      string: context.getProp(context.global, 'String'),
+      promise,
+      resolve: context.getProp(promise, 'resolve'),
+    };
+    json.dispose();
   }
 
-  async execute(prelude: string, code: string, grantsJson: string): Promise<SandboxOutcome> {
-    const runner = this.start(prelude, grantsJson);
-    if ('kind' in runner) return runner;
-    const hook = this.slice(() => this.context.evalCode(`(\n${code}\n)`, 'hook.js'));
-    if (hook.error) {
-      runner.dispose();
-      return this.failure(hook.error, 'syntax');
-    }
-    if (this.context.typeof(hook.value) !== 'function') {
-      runner.dispose();
+  async execute(code: string, globals: SandboxGlobals): Promise<SandboxOutcome> {
+    const instance = this.install(globals);
+    if ('kind' in instance) return instance;
+    try {
+      const hook = this.slice(() => this.context.evalCode(`(\n${code}\n)`, 'hook.js'));
+      if (hook.error) return this.failure(hook.error, 'syntax');
+      if (this.context.typeof(hook.value) !== 'function') {
+        hook.value.dispose();
+        return { ok: false, kind: 'syntax', message: 'Hook code must be a single async function, e.g. async function (instance) { ... }' };
+      }
+      const called = this.slice(() => this.context.callFunction(hook.value, this.context.undefined, instance));
       hook.value.dispose();
-      return { ok: false, kind: 'syntax', message: 'Hook code must be a single async function, e.g. async function (instance) { ... }' };
+      if (called.error) return this.failure(called.error);
+      const promise = this.consume(called.value, (value) => this.slice(() => this.context.callFunction(this.intrinsics.resolve, this.intrinsics.promise, value)));
+      if (promise.error) return this.failure(promise.error);
+      return await this.settle(promise.value, instance);
+    } finally {
+      instance.dispose();
     }
-    const promise = this.slice(() => this.context.callFunction(runner, this.context.undefined, hook.value));
-    runner.dispose();
-    hook.value.dispose();
-    if (promise.error) return this.failure(promise.error);
-    return this.settle(promise.value);
   }
 
   /** Releases everything; false when the engine reported a leak and the module must not be reused. */
@@ -129,6 +169,7 @@ class SandboxRun {
     for (const deferred of this.pending) deferred.dispose();
     this.pending.clear();
     try {
+      for (const handle of Object.values(this.intrinsics)) handle.dispose();
       this.context.dispose();
       this.runtime.dispose();
       return true;
@@ -137,23 +178,135 @@ class SandboxRun {
     }
   }
 
-  private start(prelude: string, grantsJson: string): QuickJSHandle | Extract<SandboxOutcome, { ok: false }> {
-    const factory = this.slice(() => this.context.evalCode(prelude, 'prelude.js'));
-    if (factory.error) return this.failure(factory.error);
-    const hostCall = this.context.newFunction('hostCall', (op, args) => this.hostCall(op, args));
-    const hostCallAsync = this.context.newFunction('hostCallAsync', (op, args) => this.hostCallAsync(op, args));
-    const grants = this.context.newString(grantsJson);
-    const runner = this.slice(() => this.context.callFunction(factory.value, this.context.undefined, hostCall, hostCallAsync, grants));
-    for (const handle of [factory.value, hostCall, hostCallAsync, grants]) handle.dispose();
-    return runner.error ? this.failure(runner.error) : runner.value;
+  /** Defines the granted globals; returns the handle of `instance`. */
+  private install(globals: SandboxGlobals): QuickJSHandle | Extract<SandboxOutcome, { ok: false }> {
+    const { context } = this;
+    let instance: QuickJSHandle | undefined;
+    for (const [name, value] of Object.entries(globals.values)) {
+      const handle = this.toGuest(value);
+      if (handle.error) {
+        instance?.dispose();
+        return this.failure(handle.error);
+      }
+      context.setProp(context.global, name, handle.value);
+      if (name === 'instance') instance = handle.value;
+      else handle.value.dispose();
+    }
+    for (const [name, member] of Object.entries(globals.host)) {
+      if (isMember(member)) {
+        this.define(context.global, name, this.hostFunction(name, member));
+        continue;
+      }
+      const object = context.newObject();
+      for (const [method, fn] of Object.entries(member)) this.define(object, method, this.hostFunction(`${name}.${method}`, fn));
+      this.define(context.global, name, object);
+    }
+    return instance ?? context.undefined;
   }
 
-  private async settle(promise: QuickJSHandle): Promise<SandboxOutcome> {
+  private define(target: QuickJSHandle, name: string, value: QuickJSHandle): void {
+    this.context.setProp(target, name, value);
+    value.dispose();
+  }
+
+  private hostFunction(name: string, member: HostMember): QuickJSHandle {
+    if ('sync' in member) {
+      return this.context.newFunction(name, (...args) => {
+        try {
+          const result = this.toGuest(member.sync(args.map((arg) => this.fromGuest(arg))));
+          return result.error ? result : result.value;
+        } catch (error) {
+          return { error: this.context.newError(safeMessage(error)) };
+        }
+      });
+    }
+    return this.context.newFunction(name, (...args) => {
+      const deferred = this.context.newPromise();
+      this.pending.add(deferred);
+      let values: unknown[];
+      try {
+        values = args.map((arg) => this.fromGuest(arg));
+      } catch (error) {
+        this.finish(deferred, () => ({ error: this.context.newError(safeMessage(error)) }));
+        return deferred.handle;
+      }
+      Promise.resolve()
+        .then(() => member.async(values, this.abort.signal))
+        .then(
+          (value) => this.finish(deferred, () => this.toGuest(value)),
+          (error: unknown) => this.finish(deferred, () => ({ error: this.context.newError(safeMessage(error)) })),
+        );
+      return deferred.handle;
+    });
+  }
+
+  /** A guest copy of a host value (JSON, or a WithBody). */
+  private toGuest(value: unknown): VmCallResult<QuickJSHandle> {
+    const { context } = this;
+    if (value === undefined) return { value: context.undefined };
+    if (value === null) return { value: context.null };
+    if (typeof value === 'string') return { value: context.newString(value) };
+    if (typeof value === 'number') return { value: context.newNumber(value) };
+    if (typeof value === 'boolean') return { value: value ? context.true : context.false };
+    if (value instanceof WithBody) return this.withBody(value);
+    const json = context.newString(JSON.stringify(value));
+    try {
+      return this.slice(() => context.callFunction(this.intrinsics.parse, context.undefined, json));
+    } finally {
+      json.dispose();
+    }
+  }
+
+  private withBody(answer: WithBody): VmCallResult<QuickJSHandle> {
+    const object = this.toGuest(answer.fields);
+    if (object.error) return object;
+    const resolved = (make: () => VmCallResult<QuickJSHandle>) => () => {
+      const deferred = this.context.newPromise();
+      const result = make();
+      if (result.error) deferred.reject(result.error);
+      else deferred.resolve(result.value);
+      (result.error ?? result.value).dispose();
+      const promise = deferred.handle.dup();
+      deferred.dispose();
+      return promise;
+    };
+    this.define(object.value, 'text', this.context.newFunction('text', resolved(() => ({ value: this.context.newString(answer.body) }))));
+    this.define(
+      object.value,
+      'json',
+      this.context.newFunction('json', resolved(() => this.consume(this.context.newString(answer.body), (body) => this.slice(() => this.context.callFunction(this.intrinsics.parse, this.context.undefined, body))))),
+    );
+    return object;
+  }
+
+  /** A host copy of a guest value: strings and numbers directly, others through the guest's JSON.stringify. */
+  private fromGuest(handle: QuickJSHandle): unknown {
+    const { context } = this;
+    const type = context.typeof(handle);
+    if (type === 'string') return context.getString(handle);
+    if (type === 'number') return context.getNumber(handle);
+    if (type === 'undefined') return undefined;
+    const json = this.slice(() => context.callFunction(this.intrinsics.stringify, context.undefined, handle));
+    if (!json.error) {
+      const text = this.consume(json.value, (value) => this.asString(value));
+      if (text !== undefined) return JSON.parse(text);
+    } else {
+      json.error.dispose();
+    }
+    const shown = this.slice(() => context.callFunction(this.intrinsics.string, context.undefined, handle));
+    if (shown.error) {
+      shown.error.dispose();
+      return new Unserialisable(`[${type}]`);
+    }
+    return new Unserialisable(this.consume(shown.value, (value) => this.asString(value)) ?? `[${type}]`);
+  }
+
+  private async settle(promise: QuickJSHandle, instance: QuickJSHandle): Promise<SandboxOutcome> {
     try {
       for (;;) {
         this.slice(() => this.runtime.executePendingJobs()).dispose();
         const state = this.context.getPromiseState(promise);
-        if (state.type === 'fulfilled') return this.consume(state.value, (value) => this.fulfilled(value));
+        if (state.type === 'fulfilled') return this.consume(state.value, (value) => this.fulfilled(value, instance));
         if (state.type === 'rejected') return this.failure(state.error);
         if (this.stopped) return this.timeout();
         const remaining = this.wallDeadline - performance.now();
@@ -181,16 +334,26 @@ class SandboxRun {
     });
   }
 
-  private fulfilled(result: QuickJSHandle): SandboxOutcome {
-    const invalid = this.stringProp(result, 'invalid');
-    if (invalid !== undefined) return { ok: false, kind: 'invalid-return', message: invalid };
-    const value = this.stringProp(result, 'value');
-    const instance = this.stringProp(result, 'instance');
-    try {
-      return { ok: true, value: value === undefined ? undefined : JSON.parse(value), instance: instance === undefined ? undefined : JSON.parse(instance) };
-    } catch {
-      return { ok: false, kind: 'invalid-return', message: 'The returned value is not JSON-serialisable' };
+  private fulfilled(result: QuickJSHandle, instance: QuickJSHandle): SandboxOutcome {
+    const value = this.serialise('The returned value', result);
+    if (typeof value !== 'string' && value !== undefined) return value;
+    const copy = this.serialise('instance', instance);
+    if (typeof copy !== 'string' && copy !== undefined) return copy;
+    return { ok: true, value: value === undefined ? undefined : JSON.parse(value), instance: copy === undefined ? undefined : JSON.parse(copy) };
+  }
+
+  /** JSON text of a guest value through the JSON.stringify taken before the hook ran; undefined for undefined. */
+  private serialise(what: string, handle: QuickJSHandle): string | undefined | Extract<SandboxOutcome, { ok: false }> {
+    const type = this.context.typeof(handle);
+    if (type === 'undefined') return undefined;
+    const json = this.slice(() => this.context.callFunction(this.intrinsics.stringify, this.context.undefined, handle));
+    if (json.error) {
+      if (this.stopped) return this.failure(json.error);
+      const message = this.consume(json.error, (error) => (this.context.typeof(error) === 'object' ? this.stringProp(error, 'message') : undefined));
+      return { ok: false, kind: 'invalid-return', message: `${what} is not JSON-serialisable: ${message}` };
     }
+    const text = this.consume(json.value, (value) => this.asString(value));
+    return text ?? { ok: false, kind: 'invalid-return', message: `${what} is not JSON-serialisable: a ${type}` };
   }
 
   private failure(error: QuickJSHandle, kind: SandboxFailureKind = 'thrown'): Extract<SandboxOutcome, { ok: false }> {
@@ -218,35 +381,13 @@ class SandboxRun {
     return { ok: false, kind: 'timeout', message };
   }
 
-  private hostCall(opHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle | VmCallResult<QuickJSHandle> | undefined {
-    try {
-      const value = this.host.call(this.context.getString(opHandle), parseArgs(this.context.getString(argsHandle)));
-      return value === undefined ? undefined : this.context.newString(JSON.stringify(value));
-    } catch (error) {
-      return { error: this.context.newError(safeMessage(error)) };
-    }
-  }
-
-  private hostCallAsync(opHandle: QuickJSHandle, argsHandle: QuickJSHandle): QuickJSHandle {
-    const op = this.context.getString(opHandle);
-    const argsJson = this.context.getString(argsHandle);
-    const deferred = this.context.newPromise();
-    this.pending.add(deferred);
-    Promise.resolve()
-      .then(() => this.host.callAsync(op, parseArgs(argsJson), this.abort.signal))
-      .then(
-        (value) => this.finish(deferred, () => (value === undefined ? this.context.undefined : this.context.newString(JSON.stringify(value))), true),
-        (error: unknown) => this.finish(deferred, () => this.context.newError(safeMessage(error)), false),
-      );
-    return deferred.handle;
-  }
-
-  private finish(deferred: QuickJSDeferredPromise, make: () => QuickJSHandle, fulfil: boolean): void {
+  private finish(deferred: QuickJSDeferredPromise, make: () => VmCallResult<QuickJSHandle>): void {
     if (this.disposed || !this.pending.delete(deferred)) return;
     try {
-      const value = make();
-      this.slice(() => (fulfil ? deferred.resolve(value) : deferred.reject(value)));
-      if (value !== this.context.undefined) value.dispose();
+      const result = make();
+      const handle = result.error ?? result.value;
+      this.slice(() => (result.error ? deferred.reject(handle) : deferred.resolve(handle)));
+      handle.dispose();
     } catch {
       this.stopped ??= 'wall';
     } finally {
@@ -292,9 +433,8 @@ class SandboxRun {
   }
 }
 
-function parseArgs(json: string): unknown[] {
-  const args: unknown = JSON.parse(json);
-  return Array.isArray(args) ? args : [];
+function isMember(value: HostMember | Record<string, HostMember>): value is HostMember {
+  return 'sync' in value || 'async' in value;
 }
 
 function safeMessage(error: unknown): string {

@@ -1,6 +1,6 @@
 import { decryptEnvironment } from '../envvars/service.js';
 import type { PlatformContext } from '../platform/context.js';
-import { HookCapabilities, PRELUDE, redact, redactable, type Grants, type HookDb } from './capabilities.js';
+import { HookCapabilities, redact, redactable, type Grants, type HookDb } from './capabilities.js';
 import { DEFAULT_EGRESS_LIMITS, EgressPolicy, type EgressLimits } from './egress.js';
 import { HookRunLog, type HookRunRecord } from './run-log.js';
 import { Sandbox, type SandboxFailureKind, type SandboxOutcome } from './sandbox.js';
@@ -48,10 +48,7 @@ export class HookRuntime {
   ) {
     const { config } = ctx;
     this.egress = new EgressPolicy(config.hookEgressAllow);
-    this.sandbox = new Sandbox(
-      { cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES },
-      PRELUDE,
-    );
+    this.sandbox = new Sandbox({ cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES });
     this.runLog = new HookRunLog(ctx.db, ctx.logger);
     ctx.changes.on('config', () => {
       this.environment = undefined;
@@ -83,7 +80,7 @@ export class HookRuntime {
     try {
       env = usesEnvironment(invocation.hook.content) ? await this.loadEnvironment() : {};
       capabilities = new HookCapabilities({ db: invocation.db, egress: this.egress, egressLimits: this.egressLimits });
-      outcome = await this.sandbox.run(invocation.hook.content, JSON.stringify(grantsOf(invocation, env)), capabilities);
+      outcome = await this.sandbox.run(invocation.hook.content, capabilities.globals(grantsOf(invocation, env)));
     } catch (error) {
       this.ctx.logger.error({ err: error, hook: invocation.hook.name }, 'hook run failed outside the sandbox');
       outcome = { ok: false, kind: 'thrown', message: 'The hook could not be started' };

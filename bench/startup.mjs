@@ -1,0 +1,75 @@
+/* global fetch, performance */
+// The startup benchmark: `trellis serve` to /readyz 200 on an empty and on an existing data folder
+// (embedded PGlite), and the resident memory of the idle server.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildIfNeeded } from '../scripts/build.mjs';
+import { startNode, tempFolder } from './lib/processes.mjs';
+import { OWNER_EMAIL, TRELLIS_BIN } from './lib/trellis.mjs';
+
+const EXISTING_STARTS = 3;
+const IDLE_MS = 2_000;
+const TARGETS = { emptyS: 3, existingS: 1, rssMb: 150 };
+
+/** Prints `startup: empty 2.6 s, existing 0.7 s, idle RSS 120 MB` (existing: median of 3 starts; RSS: the larger of the two servers after 2 s idle). */
+export const startup = {
+  name: 'startup',
+  async run() {
+    await buildIfNeeded();
+    const env = {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      TRELLIS_DATA_DIR: tempFolder('startup'),
+      TRELLIS_DATABASE_URL: undefined,
+      TRELLIS_ADMIN_EMAIL: OWNER_EMAIL,
+      TRELLIS_ADMIN_PASSWORD: `bench-${randomBytes(8).toString('hex')}`,
+      TRELLIS_LOG_LEVEL: 'warn',
+    };
+    const empty = await timedStart(env);
+    const existing = [];
+    for (let i = 0; i < EXISTING_STARTS; i++) existing.push(await timedStart(env, i === 0));
+    const emptyS = empty.seconds;
+    const existingS = existing.map((start) => start.seconds).sort((a, b) => a - b)[Math.floor(EXISTING_STARTS / 2)];
+    const rssMb = Math.max(empty.rssMb, existing[0].rssMb);
+    const missed = [
+      emptyS >= TARGETS.emptyS && `empty not under ${TARGETS.emptyS} s`,
+      existingS >= TARGETS.existingS && `existing not under ${TARGETS.existingS} s`,
+      rssMb >= TARGETS.rssMb && `idle RSS not under ${TARGETS.rssMb} MB`,
+    ].filter(Boolean);
+    const line = `empty ${emptyS.toFixed(1)} s, existing ${existingS.toFixed(2)} s, idle RSS ${Math.round(rssMb)} MB`;
+    return { line: missed.length ? `${line}; ${missed.join(', ')}` : line };
+  },
+};
+
+/** Starts the server, times spawn to the first /readyz 200, optionally reads its idle RSS, stops it. */
+async function timedStart(env, measureRss = true) {
+  const started = performance.now();
+  const server = await startNode([TRELLIS_BIN, 'serve'], { env, ready: /listening on (http:\/\/\S+)/, label: 'trellis serve' });
+  try {
+    await readyz(server.match);
+    const seconds = (performance.now() - started) / 1000;
+    if (!measureRss) return { seconds };
+    await sleep(IDLE_MS);
+    return { seconds, rssMb: residentMb(server.child.pid) };
+  } finally {
+    await server.stop();
+  }
+}
+
+async function readyz(url) {
+  const deadline = performance.now() + 60_000;
+  while (performance.now() < deadline) {
+    const response = await fetch(`${url}/readyz`).catch(() => undefined);
+    if (response?.status === 200) return;
+    await response?.arrayBuffer();
+    await sleep(5);
+  }
+  throw new Error(`${url}/readyz did not answer 200 within 60 s`);
+}
+
+function residentMb(pid) {
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(match[1]) / 1024;
+}
