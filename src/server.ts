@@ -61,6 +61,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await app.close();
         retention.stop();
         await mailSender?.stop();
+        await services.hookRuntime.flushRunLog();
         await opened.close();
         lock?.release();
       },

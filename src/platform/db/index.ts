@@ -42,7 +42,9 @@ async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
   const { PGlite } = await import('@electric-sql/pglite');
   const folder = join(dataDir, 'pgdata');
   mkdirSync(folder, { recursive: true });
-  const pglite = await PGlite.create(folder);
+  // PostgreSQL's default 128 MB of shared buffers would sit in this process's memory; an embedded
+  // single-application database works in far less.
+  const pglite = await PGlite.create(folder, { postgresqlconf: ['shared_buffers = 16MB', 'wal_buffers = 1MB'] });
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
   return {
     db,
