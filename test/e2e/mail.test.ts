@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { waitFor } from '../helpers/wait.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MailSender } from '../../src/platform/mail.js';
 import { OWNER } from '../helpers/env.js';
@@ -87,16 +88,6 @@ function decodeEncodedWords(header: string): string {
 function decodeQuotedPrintable(text: string): string {
   const bytes = text.replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   return Buffer.from(bytes, 'latin1').toString('utf8');
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 function smtpUrl(port: number): string {

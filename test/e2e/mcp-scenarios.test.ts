@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey, fencedData, firstText, mcpPost, ownerPrincipal } from '../helpers/mcp.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpReceiver, waitFor, type SmtpReceiver } from '../helpers/smtp.js';
+import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.js';
+import { waitFor } from '../helpers/wait.js';
 
 type CallResult = Awaited<ReturnType<Client['callTool']>>;
 

@@ -1,16 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/access/permissions.js';
 import { createUserKey, mcpPost, ownerPrincipal } from '../helpers/mcp.js';
-import { startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
-
-/** Polls until `check` holds or a few seconds have passed. */
-async function eventually(check: () => Promise<boolean>): Promise<boolean> {
-  for (let i = 0; i < 50; i++) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
-}
+import { gqlData, graphqlClient, login, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe.runIf(usingPostgres)('two replicas on one PostgreSQL database', () => {
   let first: TestServer;
@@ -31,7 +23,7 @@ describe.runIf(usingPostgres)('two replicas on one PostgreSQL database', () => {
     expect((await list(second)).status).toBe(200);
     await first.server.services.keys.revokeMcpApiKey(await ownerPrincipal(first), keyId);
     expect((await list(first)).status).toBe(401);
-    expect(await eventually(async () => (await list(second)).status === 401)).toBe(true);
+    await waitFor('the revocation on the other replica', async () => (await list(second)).status === 401);
   });
 
   it('shows a feature created on one replica in the other replica\'s cached reads', async () => {
@@ -51,6 +43,20 @@ describe.runIf(usingPostgres)('two replicas on one PostgreSQL database', () => {
       name: 'Replicated',
       customCode: 'export default function Replicated() { return <p>hi</p>; }',
     });
-    expect(await eventually(async () => (await names(second)).includes('Replicated'))).toBe(true);
+    await waitFor('the new feature on the other replica', async () => (await names(second)).includes('Replicated'));
+  });
+
+  it("serves a table created on one replica in the other replica's generated schema", async () => {
+    const onFirst = graphqlClient(first.url, await login(first.url));
+    const onSecond = graphqlClient(second.url, await login(second.url));
+    expect((await onSecond('{ listInvoice { total } }')).status).toBe(400);
+    await gqlData(onFirst, 'mutation { createTable(name: "Invoice", fields: [{ name: "number", type: "text" }]) { _id } }');
+    await gqlData(onFirst, 'mutation { createInvoice(data: { number: "INV-1" }) { _id } }');
+    const answer = await waitFor('the Invoice table on the other replica', async () => {
+      const result = await onSecond('{ listInvoice { total items { number } } }');
+      return result.status === 200 ? result : undefined;
+    });
+    expect(answer.body).toEqual({ data: { listInvoice: { total: 1, items: [{ number: 'INV-1' }] } } });
+    expect(await second.server.services.graphql.sdl()).toContain('type Invoice {');
   });
 });

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** SCENARIOS.md 5: the ERP integration, with an afterSave hook that posts each change to an allow-listed URL. */
 let receiver: Server;
@@ -10,15 +11,6 @@ let server: TestServer;
 let ownerGql: ReturnType<typeof graphqlClient>;
 let clerkId: string;
 let tableId: string;
-
-async function eventually<T>(read: () => Promise<T> | T, ok: (value: T) => boolean): Promise<T> {
-  let value = await read();
-  for (let i = 0; i < 50 && !ok(value); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    value = await read();
-  }
-  return value;
-}
 
 beforeAll(async () => {
   received = [];
@@ -86,17 +78,17 @@ describe('the ERP integration (scenario 5)', () => {
   });
 
   it('posts each saved change to the allow-listed URL from the afterSave hook, with the clerk as user', async () => {
-    const posts = await eventually(() => received, (r) => r.length >= 2);
+    const posts = await waitFor('two posts from the afterSave hook', () => (received.length >= 2 ? received : undefined));
     expect(posts.map((p) => p.amount)).toEqual([120, 150]);
     expect(posts.every((p) => p.path === '/orders' && p.by === clerkId)).toBe(true);
   });
 
   it('refuses the hook that posts to a private address, without failing the saves', async () => {
     await server.server.services.hookRuntime.flushRunLog();
-    const runs = await eventually(
-      () => server.server.services.ctx.db.selectFrom('hook_runs').selectAll().where('hook_name', '=', 'leak-to-private').execute(),
-      (rows) => rows.length >= 2,
-    );
+    const runs = await waitFor('two runs of the refused hook', async () => {
+      const rows = await server.server.services.ctx.db.selectFrom('hook_runs').selectAll().where('hook_name', '=', 'leak-to-private').execute();
+      return rows.length >= 2 ? rows : undefined;
+    });
     expect(runs.every((r) => r.outcome === 'error')).toBe(true);
     expect(runs[0]!.error).toMatch(/10\.0\.0\.1|not allowed|refused/i);
     const orders = await gqlData(ownerGql, '{ listOrders { total } }');
