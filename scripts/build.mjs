@@ -29,8 +29,12 @@ export async function buildIfNeeded({ force = false } = {}) {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    packages: 'external',
+    // Bundling the pure-JavaScript dependencies halves module loading at start; packages that load
+    // files beside themselves (WebAssembly) or are loaded only on demand stay external.
+    external: ['@electric-sql/pglite', 'quickjs-emscripten', '@jitl/*', 'pg', 'nodemailer', 'esbuild', '@modelcontextprotocol/server'],
     sourcemap: true,
+    // Bundled CommonJS packages call require() for Node's built-ins.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     logLevel: 'warning',
   });
   renameSync(join(staging, 'main.js.map'), `${outfile}.map`);

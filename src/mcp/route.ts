@@ -1,10 +1,4 @@
-import {
-  SUPPORTED_PROTOCOL_VERSIONS,
-  WebStandardStreamableHTTPServerTransport,
-  classifyInboundRequest,
-  createMcpHandler,
-  type AuthInfo,
-} from '@modelcontextprotocol/server';
+import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../access/permissions.js';
 import { bearerToken } from '../http/auth.js';
@@ -12,6 +6,7 @@ import { TrellisError, unauthenticated } from '../platform/errors.js';
 import { WindowLimiter } from '../platform/limits.js';
 import type { Services } from '../services.js';
 import { rawJsonOf, runTool } from './run-tool.js';
+import { loadSdk, type Sdk } from './sdk.js';
 import { buildMcpServer } from './server-factory.js';
 import { TOOLS_BY_NAME } from './tools/index.js';
 
@@ -33,12 +28,14 @@ type JsonRpcId = string | number | null;
 export function registerMcpRoute(app: FastifyInstance, services: Services, options: { requestsPerMinute?: number } = {}): void {
   const limiter = new WindowLimiter(options.requestsPerMinute ?? MCP_REQUESTS_PER_MINUTE, 60_000);
   const toolLists = new Map<string, unknown>();
-  const modern = createMcpHandler((context) => buildMcpServer(services, ...callerOf(context.authInfo)), {
-    legacy: 'reject',
-    // 'auto' answers plain JSON unless a tool streams progress first, which Trellis tools never do.
-    responseMode: 'auto',
-    onerror: () => {},
-  });
+  let modernHandler: McpHttpHandler | undefined;
+  const modern = (sdk: Sdk) =>
+    (modernHandler ??= sdk.createMcpHandler((context) => buildMcpServer(sdk, services, ...callerOf(context.authInfo)), {
+      legacy: 'reject',
+      // 'auto' answers plain JSON unless a tool streams progress first, which Trellis tools never do.
+      responseMode: 'auto',
+      onerror: () => {},
+    }));
 
   app.route({
     method: ['GET', 'DELETE', 'PUT', 'PATCH'],
@@ -72,7 +69,8 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
         .send(jsonRpcError(idOf(request.body), -32001, 'Unauthorized: send a valid MCP key as Authorization: Bearer <key>'));
     }
     limiter.hit(caller.keyId);
-    const route = classifyInboundRequest({
+    const sdk = await loadSdk();
+    const route = sdk.classifyInboundRequest({
       httpMethod: 'POST',
       body: request.body,
       protocolVersionHeader: header(request, 'mcp-protocol-version'),
@@ -84,11 +82,11 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
       const early = toolCall && (await precheckToolCall(services, caller, toolCall));
       // The 2026-07-28 revision requires the result's kind on every result.
       if (early) return reply.send({ jsonrpc: '2.0', id: toolCall.id, result: { ...early, resultType: 'complete' } });
-      return forward(reply, await modern.fetch(webRequest(request), { authInfo: authInfoOf(caller), parsedBody: request.body }));
+      return forward(reply, await modern(sdk).fetch(webRequest(request), { authInfo: authInfoOf(caller), parsedBody: request.body }));
     }
     const listId = toolsListIdOf(request.body);
     if (route.kind === 'legacy' && (toolCall || listId !== undefined)) {
-      const refused = legacyHeaderRefusal(request);
+      const refused = legacyHeaderRefusal(sdk, request);
       if (refused) return reply.status(refused.status).send(jsonRpcError(null, -32000, refused.message));
       if (toolCall) {
         const answer = await answerToolCall(services, caller, toolCall);
@@ -97,7 +95,7 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
       const cached = toolLists.get(scopeKey(caller.principal));
       if (cached) return reply.send({ jsonrpc: '2.0', id: listId, result: cached });
     }
-    const response = await serveLegacy(services, caller, request);
+    const response = await serveLegacy(sdk, services, caller, request);
     if (listId !== undefined && response.ok) return sendAndRememberToolList(reply, response, scopeKey(caller.principal));
     return forward(reply, response);
   }
@@ -162,7 +160,7 @@ async function precheckToolCall(services: Services, caller: McpCaller, call: Too
 }
 
 /** The checks the SDK's transport makes on a 2025-generation request, for the requests answered here. */
-function legacyHeaderRefusal(request: FastifyRequest): { status: number; message: string } | undefined {
+function legacyHeaderRefusal({ SUPPORTED_PROTOCOL_VERSIONS }: Sdk, request: FastifyRequest): { status: number; message: string } | undefined {
   const accept = request.headers.accept ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
     return { status: 406, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' };
@@ -200,9 +198,9 @@ async function answerToolCall(services: Services, caller: McpCaller, call: ToolC
   return `{"jsonrpc":"2.0","id":${JSON.stringify(call.id)},"result":${raw}}`;
 }
 
-async function serveLegacy(services: Services, caller: McpCaller, request: FastifyRequest): Promise<Response> {
-  const server = buildMcpServer(services, caller.principal, caller.keyId);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+async function serveLegacy(sdk: Sdk, services: Services, caller: McpCaller, request: FastifyRequest): Promise<Response> {
+  const server = buildMcpServer(sdk, services, caller.principal, caller.keyId);
+  const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   try {
     await server.connect(transport);
     return await transport.handleRequest(webRequest(request), { authInfo: authInfoOf(caller), parsedBody: request.body });

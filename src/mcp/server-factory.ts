@@ -1,8 +1,9 @@
-import { McpServer } from '@modelcontextprotocol/server';
+import type { McpServer } from '@modelcontextprotocol/server';
 import type { Principal } from '../access/permissions.js';
 import type { Services } from '../services.js';
 import { PLAYBOOK } from './instructions.js';
 import { runTool } from './run-tool.js';
+import type { Sdk } from './sdk.js';
 import { TOOLS } from './tools/index.js';
 
 export const SERVER_INFO = { name: 'trellis', version: '0.1.0' } as const;
@@ -11,8 +12,8 @@ export const SERVER_INFO = { name: 'trellis', version: '0.1.0' } as const;
  * The SDK's McpServer for one request of one principal: every tool is registered (in the fixed
  * order), and those whose scope the principal lacks are disabled, so `tools/list` hides them.
  */
-export function buildMcpServer(services: Services, principal: Principal, keyId: string): McpServer {
-  const server = new McpServer(SERVER_INFO, { instructions: PLAYBOOK, capabilities: { tools: { listChanged: false } } });
+export function buildMcpServer(sdk: Sdk, services: Services, principal: Principal, keyId: string): McpServer {
+  const server = new sdk.McpServer(SERVER_INFO, { instructions: PLAYBOOK, capabilities: { tools: { listChanged: false } } });
   for (const tool of TOOLS) {
     const registered = server.registerTool(
       tool.name,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { PlatformContext } from './context.js';
 import type { Db } from './db/index.js';
 
@@ -86,7 +86,7 @@ interface ClaimedMail {
  * (at-least-once). Failures are retried with exponential backoff up to MAIL_MAX_ATTEMPTS.
  */
 export class MailSender {
-  private readonly transport: Transporter;
+  private transport: Transporter | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private rerun = false;
@@ -95,12 +95,13 @@ export class MailSender {
   constructor(
     private readonly ctx: PlatformContext,
     private readonly smtpUrl: string,
-  ) {
-    this.transport = createTransport({ url: smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 });
-  }
+  ) {}
 
   /** Listens for newly queued mails (falling back to polling alone) and delivers those already due. */
   async start(): Promise<void> {
+    // nodemailer is loaded only where e-mail is configured, not on every start.
+    const { createTransport } = await import('nodemailer');
+    this.transport = createTransport({ url: this.smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 });
     try {
       await this.ctx.database.listen(MAIL_CHANNEL, () => this.nudge());
     } catch (error) {
@@ -132,7 +133,7 @@ export class MailSender {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
-    this.transport.close();
+    this.transport?.close();
   }
 
   private schedule(): void {
@@ -180,7 +181,7 @@ export class MailSender {
 
   private async deliver(mail: ClaimedMail): Promise<void> {
     try {
-      await this.transport.sendMail({ from: this.ctx.config.mailFrom, to: mail.to_address, subject: mail.subject, text: mail.body });
+      await this.transport!.sendMail({ from: this.ctx.config.mailFrom, to: mail.to_address, subject: mail.subject, text: mail.body });
     } catch (error) {
       return this.recordFailure(mail, describeMailError(error, this.smtpUrl));
     }

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { migrateToLatest } from './migrations.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database } from './types.js';
@@ -28,7 +28,7 @@ export interface OpenOptions {
 
 /** Opens the database and brings its schema up to date. */
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
-  const handle = options.databaseUrl ? openPostgres(options.databaseUrl) : await openPGlite(options.dataDir);
+  const handle = options.databaseUrl ? await openPostgres(options.databaseUrl) : await openPGlite(options.dataDir);
   try {
     await migrateToLatest(handle.db as Kysely<unknown>);
   } catch (error) {
@@ -65,7 +65,9 @@ async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
   };
 }
 
-function openPostgres(connectionString: string): DatabaseHandle {
+async function openPostgres(connectionString: string): Promise<DatabaseHandle> {
+  // The driver is loaded only for a PostgreSQL server, not on every embedded start.
+  const { default: pg } = await import('pg');
   const types = {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
       oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
