@@ -158,6 +158,16 @@ describe('tools/list by scope', () => {
     expect(tools.map((t) => t.name)).toEqual(TOOLS.filter((t) => t.scope === scope).map((t) => t.name));
   });
 
+  it('shows, for each of the 255 non-empty combinations of scopes, exactly the tools of those scopes in the fixed order', async () => {
+    for (let mask = 1; mask < 1 << SCOPES.length; mask++) {
+      const scopes = SCOPES.filter((_, i) => mask & (1 << i));
+      const { apiKey } = await createUserKey(server, { email: 'owner@example.com', role: 'admin', scopes });
+      const listed = await rpc({ jsonrpc: '2.0', id: mask, method: 'tools/list' }, apiKey);
+      const names = (listed.body.result.tools as Array<{ name: string }>).map((t) => t.name);
+      expect(names, scopes.join(',')).toEqual(TOOLS.filter((t) => scopes.includes(t.scope)).map((t) => t.name));
+    }
+  });
+
   it('hides admin-only tools from a designer even when asked for and names the missing scope on a call', async () => {
     await server.server.services.access.createRole(
       await ownerPrincipal(server),
