@@ -3,6 +3,7 @@ import { requireAdmin, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { AppSettings } from '../platform/db/types.js';
+import { ReadCache } from '../platform/read-cache.js';
 import { parseInput } from '../platform/validation.js';
 import { updateSettingsInput, type UpdateSettingsInput } from './schema.js';
 
@@ -15,7 +16,25 @@ export interface Application {
 
 /** The one application of this deployment: its name, allowed CORS origins and theme. */
 export class ApplicationService {
-  constructor(private readonly ctx: PlatformContext) {}
+  private readonly origins: ReadCache<ReadonlySet<string>>;
+
+  constructor(private readonly ctx: PlatformContext) {
+    this.origins = new ReadCache(ctx.changes);
+  }
+
+  /**
+   * Whether a browser `Origin` is one of the allowed CORS origins, from a cache read again after
+   * every configuration change (so a settings change applies at once).
+   */
+  async allowsOrigin(origin: string): Promise<boolean> {
+    const cached = this.origins.get('origins');
+    if (cached) return cached.has(origin);
+    const generation = this.origins.generation();
+    const { corsOrigins } = await this.read();
+    const origins = new Set(corsOrigins.flatMap(serializedOrigin));
+    this.origins.set('origins', origins, generation);
+    return origins.has(origin);
+  }
 
   /** Any signed-in caller may read it: the theme is part of the authoring guide. */
   async get(_principal: Principal): Promise<Application> {
@@ -48,5 +67,14 @@ export class ApplicationService {
       await recordAudit(trx, principal, { action: 'app.update', resourceType: 'app', resourceId: row.id, details: data });
     });
     return this.read();
+  }
+}
+
+/** An origin as a browser sends it: lower-case scheme and host, no default port. */
+function serializedOrigin(origin: string): string[] {
+  try {
+    return [new URL(origin).origin];
+  } catch {
+    return [];
   }
 }

@@ -4,8 +4,8 @@ import { recordAudit } from '../audit/writer.js';
 import type { PlatformContext } from '../platform/context.js';
 import { newId } from '../platform/crypto.js';
 import type { Row } from '../platform/db/types.js';
-import { TrellisError, notFound } from '../platform/errors.js';
-import { parseInput } from '../platform/validation.js';
+import { notFound } from '../platform/errors.js';
+import { assertMaxBytes, parseInput } from '../platform/validation.js';
 import {
   ENV_VALUE_MAX_BYTES,
   deleteEnvironmentVariableInput,
@@ -41,12 +41,7 @@ export class EnvVarService {
   async setEnvironmentVariable(principal: Principal, input: SetEnvironmentVariableInput): Promise<SetEnvironmentVariableResult> {
     const data = parseInput(setEnvironmentVariableInput, input);
     requirePermission(principal, 'env:write');
-    if (Buffer.byteLength(data.value, 'utf8') > ENV_VALUE_MAX_BYTES) {
-      throw new TrellisError('PAYLOAD_TOO_LARGE', `value: must be at most ${ENV_VALUE_MAX_BYTES} bytes`, {
-        field: 'value',
-        limit: ENV_VALUE_MAX_BYTES,
-      });
-    }
+    assertMaxBytes('value', data.value, ENV_VALUE_MAX_BYTES, '64 KB');
     const ciphertext = this.ctx.secretBox.encrypt(data.value);
     return writeTransaction(this.ctx, async (trx) => {
       const existing = await trx.selectFrom('env_vars').select('id').where('name', '=', data.name).forUpdate().executeTakeFirst();

@@ -8,8 +8,8 @@ import { sha256Hex } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';
 import type { Row } from '../platform/db/types.js';
-import { TrellisError, conflict, notFound } from '../platform/errors.js';
-import { parseInput } from '../platform/validation.js';
+import { conflict, notFound } from '../platform/errors.js';
+import { assertMaxBytes, parseInput } from '../platform/validation.js';
 import { validateFeatureCode, type Finding } from './jsx-validation.js';
 import {
   FEATURE_CODE_MAX_BYTES,
@@ -202,19 +202,10 @@ export class FeatureService {
 
 /** The warnings of code that fits the size limit and has no validation error; throws otherwise. */
 function checkCode(code: string): Finding[] {
-  assertCodeSize(code);
+  assertMaxBytes('customCode', code, FEATURE_CODE_MAX_BYTES, '1 MB');
   return assertValidCode('customCode', validateFeatureCode(code));
 }
 
-function assertCodeSize(code: string): void {
-  const bytes = Buffer.byteLength(code, 'utf8');
-  if (bytes <= FEATURE_CODE_MAX_BYTES) return;
-  throw new TrellisError(
-    'PAYLOAD_TOO_LARGE',
-    `customCode: must be at most 1 MB (${FEATURE_CODE_MAX_BYTES} bytes of UTF-8); got ${bytes} bytes`,
-    { field: 'customCode', limitBytes: FEATURE_CODE_MAX_BYTES, bytes },
-  );
-}
 
 async function lockFeature(trx: Db, featureId: string): Promise<Row<'features'>> {
   const current = await trx.selectFrom('features').selectAll().where('id', '=', featureId).forUpdate().executeTakeFirst();

@@ -7,9 +7,9 @@ import { newId, sha256Hex } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';
 import type { Row } from '../platform/db/types.js';
-import { TrellisError, badInput, conflict, notFound } from '../platform/errors.js';
+import { badInput, conflict, notFound } from '../platform/errors.js';
 import { enqueueMail } from '../platform/mail.js';
-import { parseInput } from '../platform/validation.js';
+import { assertMaxBytes, parseInput } from '../platform/validation.js';
 import { validateHookCode } from './code-validation.js';
 import {
   HOOK_CODE_MAX_BYTES,
@@ -171,19 +171,10 @@ export class HookService {
 }
 
 function checkCode(content: string): void {
-  assertCodeSize(content);
+  assertMaxBytes('content', content, HOOK_CODE_MAX_BYTES, '200 KB');
   assertValidCode('content', validateHookCode(content));
 }
 
-function assertCodeSize(content: string): void {
-  const bytes = Buffer.byteLength(content, 'utf8');
-  if (bytes <= HOOK_CODE_MAX_BYTES) return;
-  throw new TrellisError(
-    'PAYLOAD_TOO_LARGE',
-    `content: must be at most 200 KB (${HOOK_CODE_MAX_BYTES} bytes of UTF-8); got ${bytes} bytes`,
-    { field: 'content', limitBytes: HOOK_CODE_MAX_BYTES, bytes },
-  );
-}
 
 async function lockHook(trx: Db, hookId: string): Promise<Row<'hooks'>> {
   const current = await trx.selectFrom('hooks').selectAll().where('id', '=', hookId).forUpdate().executeTakeFirst();

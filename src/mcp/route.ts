@@ -28,6 +28,7 @@ type JsonRpcId = string | number | null;
 export function registerMcpRoute(app: FastifyInstance, services: Services, options: { requestsPerMinute?: number } = {}): void {
   const limiter = new WindowLimiter(options.requestsPerMinute ?? MCP_REQUESTS_PER_MINUTE, 60_000);
   const toolLists = new Map<string, unknown>();
+  const publicUrl = services.ctx.config.publicUrl === undefined ? undefined : new URL(services.ctx.config.publicUrl);
   let modernHandler: McpHttpHandler | undefined;
   const modern = (sdk: Sdk) =>
     (modernHandler ??= sdk.createMcpHandler((context) => buildMcpServer(sdk, services, ...callerOf(context.authInfo)), {
@@ -59,7 +60,7 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
   });
 
   async function handle(request: FastifyRequest, reply: FastifyReply) {
-    const refusal = await hostOrOriginRefusal(request, services);
+    const refusal = await hostOrOriginRefusal(request, services, publicUrl);
     if (refusal) return reply.status(403).send(jsonRpcError(null, -32000, `Forbidden: ${refusal}`));
     const caller = await authenticate(services, request);
     if (!caller) {
@@ -247,10 +248,8 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
  * DNS-rebinding protection: on a loopback-bound server the Host must be a loopback name (or the
  * public URL's host), and a browser Origin must be this server's own or an allowed CORS origin.
  */
-async function hostOrOriginRefusal(request: FastifyRequest, services: Services): Promise<string | undefined> {
-  const { config } = services.ctx;
-  const publicUrl = config.publicUrl ? new URL(config.publicUrl) : undefined;
-  const loopbackBound = isLoopback(config.host);
+async function hostOrOriginRefusal(request: FastifyRequest, services: Services, publicUrl: URL | undefined): Promise<string | undefined> {
+  const loopbackBound = isLoopback(services.ctx.config.host);
   if (loopbackBound && !isLoopback(request.hostname) && request.hostname !== publicUrl?.hostname) {
     return `Host ${request.host} is not allowed`;
   }
@@ -258,9 +257,9 @@ async function hostOrOriginRefusal(request: FastifyRequest, services: Services):
   if (!origin) return undefined;
   if (publicUrl?.origin === origin) return undefined;
   if (loopbackBound && URL.canParse(origin) && isLoopback(new URL(origin).hostname)) return undefined;
-  const { corsOrigins } = await services.application.read();
-  return corsOrigins.includes(origin) ? undefined : `Origin ${origin} is not allowed`;
+  return (await services.application.allowsOrigin(origin)) ? undefined : `Origin ${origin} is not allowed`;
 }
+
 
 function isLoopback(host: string): boolean {
   return LOOPBACK_HOSTS.has(host) || host.startsWith('127.');

@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { parseMessage } from '../helpers/smtp.js';
 import { waitFor } from '../helpers/wait.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MailSender } from '../../src/platform/mail.js';
@@ -64,30 +65,6 @@ async function startReceiver(port = 0): Promise<Receiver> {
     mails,
     close: () => new Promise<void>((resolve) => smtp.close(() => resolve())),
   };
-}
-
-/** Just enough MIME for nodemailer's plain-text messages: unfolded headers, decoded subject and body. */
-function parseMessage(raw: string): { subject: string; headers: string; text: string } {
-  const split = raw.indexOf('\r\n\r\n');
-  const headers = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
-  const subject = decodeEncodedWords(/^Subject: (.*)$/m.exec(headers)?.[1] ?? '');
-  const body = raw.slice(split + 4);
-  const encoding = /^content-transfer-encoding:\s*(\S+)/im.exec(headers)?.[1]?.toLowerCase();
-  if (encoding === 'base64') return { subject, headers, text: Buffer.from(body, 'base64').toString('utf8') };
-  if (encoding !== 'quoted-printable') return { subject, headers, text: body };
-  return { subject, headers, text: decodeQuotedPrintable(body.replace(/=\r?\n/g, '')) };
-}
-
-function decodeEncodedWords(header: string): string {
-  return header
-    .replace(/\?=\s+=\?/g, '?==?')
-    .replace(/=\?UTF-8\?Q\?(.*?)\?=/gi, (_match, word: string) => decodeQuotedPrintable(word.replace(/_/g, ' ')))
-    .replace(/=\?UTF-8\?B\?(.*?)\?=/gi, (_match, word: string) => Buffer.from(word, 'base64').toString('utf8'));
-}
-
-function decodeQuotedPrintable(text: string): string {
-  const bytes = text.replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-  return Buffer.from(bytes, 'latin1').toString('utf8');
 }
 
 function smtpUrl(port: number): string {

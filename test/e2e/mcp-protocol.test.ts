@@ -22,6 +22,22 @@ function rpc(body: unknown, apiKey = adminKey, headers: Record<string, string> =
   return postJson(`${server.url}/api/mcp`, body, { ...MCP_HEADERS, authorization: `Bearer ${apiKey}`, ...headers });
 }
 
+/** The status of a tools/list POST sent with raw headers (fetch cannot set Host). */
+function statusWith(target: TestServer, apiKey: string, headers: Record<string, string>): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const request = httpRequest(
+      `${target.url}/api/mcp`,
+      { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers } },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    request.on('error', reject);
+    request.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+  });
+}
+
 beforeAll(async () => {
   server = await startTestServer();
   adminKey = (await createUserKey(server, { email: 'owner@example.com', role: 'admin', scopes: [...SCOPES] })).apiKey;
@@ -101,26 +117,21 @@ describe('MCP authentication and limits', () => {
   });
 
   it('refuses a Host that is not loopback on a loopback-bound server (DNS rebinding)', async () => {
-    const status = (host: string) =>
-      new Promise<number>((resolve, reject) => {
-        const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
-        const request = httpRequest(
-          `${server.url}/api/mcp`,
-          {
-            method: 'POST',
-            headers: { ...MCP_HEADERS, host, authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-          },
-          (response) => {
-            response.resume();
-            resolve(response.statusCode ?? 0);
-          },
-        );
-        request.on('error', reject);
-        request.end(body);
-      });
-    expect(await status('attacker.example')).toBe(403);
-    expect(await status(new URL(server.url).host)).toBe(200);
+    expect(await statusWith(server, adminKey, { host: 'attacker.example' })).toBe(403);
+    expect(await statusWith(server, adminKey, { host: new URL(server.url).host })).toBe(200);
   });
+
+  it('accepts the Host and Origin of TRELLIS_PUBLIC_URL', async () => {
+    const behindProxy = await startTestServer({ TRELLIS_PUBLIC_URL: 'https://app.example.com' });
+    try {
+      const { apiKey } = await createUserKey(behindProxy, { email: 'owner@example.com', role: 'admin', scopes: ['config:read'] });
+      expect(await statusWith(behindProxy, apiKey, { host: 'app.example.com', origin: 'https://app.example.com' })).toBe(200);
+      expect(await statusWith(behindProxy, apiKey, { host: 'app.example.com', origin: 'https://other.example.com' })).toBe(403);
+    } finally {
+      await behindProxy.close();
+    }
+  });
+
 
   it('answers an unsupported MCP-Protocol-Version header with 400', async () => {
     const result = await rpc(

@@ -43,15 +43,15 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
 }
 
 /** Just enough MIME for nodemailer's plain-text messages: unfolded headers, decoded subject and body. */
-function parseMessage(raw: string): { subject: string; text: string } {
+export function parseMessage(raw: string): { subject: string; headers: string; text: string } {
   const split = raw.indexOf('\r\n\r\n');
   const headers = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
   const subject = decodeEncodedWords(/^Subject: (.*)$/m.exec(headers)?.[1] ?? '');
   const body = raw.slice(split + 4);
   const encoding = /^content-transfer-encoding:\s*(\S+)/im.exec(headers)?.[1]?.toLowerCase();
-  if (encoding === 'base64') return { subject, text: Buffer.from(body, 'base64').toString('utf8') };
-  if (encoding !== 'quoted-printable') return { subject, text: body };
-  return { subject, text: decodeQuotedPrintable(body.replace(/=\r?\n/g, '')) };
+  if (encoding === 'base64') return { subject, headers, text: Buffer.from(body, 'base64').toString('utf8') };
+  if (encoding !== 'quoted-printable') return { subject, headers, text: body };
+  return { subject, headers, text: decodeQuotedPrintable(body.replace(/=\r?\n/g, '')) };
 }
 
 function decodeEncodedWords(header: string): string {
