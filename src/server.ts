@@ -61,7 +61,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await app.close();
         retention.stop();
         await mailSender?.stop();
-        await services.hookRuntime.flushRunLog();
+        await services.hookRuntime.close();
         await opened.close();
         lock?.release();
       },

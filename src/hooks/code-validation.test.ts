@@ -52,6 +52,9 @@ describe('validateHookCode: shape', () => {
   it.each([
     ['a missing brace', 'async (instance) => {\n  if (instance.x) {\n}', 3, 2],
     ['a stray token', 'async (instance) => {\n  const = 1;\n}', 2, 9],
+    ['a with statement (hooks run in strict mode)', 'async (instance) => {\n  with (instance) {}\n}', 2, 3],
+    ['an octal literal (hooks run in strict mode)', 'async (instance) => {\n  return 010;\n}', 2, 10],
+    ['a parameter named eval (hooks run in strict mode)', 'async (instance) => {\n  const check = function (eval) {};\n}', 2, 27],
   ])('reports a syntax error (%s) with its line and column', (_what, code, line, column) => {
     expect(validateHookCode(code).errors).toEqual([{ code: 'SYNTAX', message: expect.any(String), line, column }]);
   });
@@ -92,7 +95,7 @@ describe('validateHookCode: forbidden constructs', () => {
     ['the granted capabilities', 'const sig = crypto.hmacSha256(env.SECRET, instance.body); console.log(headers["x-sig"], sig); await db.orders; await fetch(env.URL);'],
     ['a parameter named process', 'const run = (process) => process.start();'],
     ['a local named require', 'const require = (name) => name; require("x");'],
-    ['the parameter shadowing eval', 'const check = function (eval) { return eval; };'],
+    ['a local shadowing Function', 'const Function = (x) => x; return Function(1);'],
     ['a property named like a forbidden global', 'instance.process = instance.require;'],
     ['an object key named like a forbidden global', 'return { process: 1, eval: 2, require: 3 };'],
     ['a constructor name', 'const kind = instance.constructor.name;'],

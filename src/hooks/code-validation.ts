@@ -59,7 +59,8 @@ const HOOK_GLOBAL_RULES: GlobalRules = {
  * Checks server-side hook code without executing it. The code must be ONE async function
  * (expression, arrow or named function) taking at most one parameter, the instance:
  * `async function (instance) { ... }` or `async (instance) => { ... }`, with nothing before or
- * after it (comments aside), at most 200 KB of UTF-8. `require`, `process`, `eval`, `Function`,
+ * after it (comments aside), at most 200 KB of UTF-8, valid in strict mode (it runs in strict
+ * mode). `require`, `process`, `eval`, `Function`,
  * `import()`, `__proto__` and reaching constructors through the global object are errors;
  * locally declared names shadow globals and are not reported.
  *
@@ -71,7 +72,7 @@ export function validateHookCode(code: string): CodeValidation {
   if (tooLarge) return codeValidation([tooLarge]);
   let root: Expression;
   try {
-    root = parseExpression(code, { sourceType: 'script', attachComment: false });
+    root = parseExpression(code, { sourceType: 'script', strictMode: true, attachComment: false });
   } catch (error) {
     return codeValidation([parseFailure(error, code)]);
   }
@@ -101,7 +102,7 @@ function parseFailure(error: unknown, code: string): Finding {
 /** Statements that would be valid inside the function: a common mistake worth its own message. */
 function isFunctionBody(code: string): boolean {
   try {
-    parse(code, { sourceType: 'script', allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true, attachComment: false });
+    parse(code, { sourceType: 'script', strictMode: true, allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true, attachComment: false });
     return true;
   } catch {
     return false;

@@ -7,6 +7,7 @@ import {
   type QuickJSWASMModule,
   type VmCallResult,
 } from 'quickjs-emscripten';
+import { HARDEN_REALM } from './realm.js';
 
 /** Limits of one run. */
 export interface SandboxLimits {
@@ -55,97 +56,317 @@ export type SandboxOutcome =
   | { ok: true; value: unknown; instance: unknown }
   | { ok: false; kind: SandboxFailureKind; message: string };
 
+/** How many hardened contexts are kept between runs, and how long one serves. */
+export interface SandboxPoolOptions {
+  /** Idle slots kept for the next runs; a run finding none creates one (a few milliseconds). */
+  maxIdle: number;
+  /** Runs after which a slot is disposed and replaced by a new one. */
+  maxRunsPerSlot: number;
+  /** Compiled hooks kept per slot (least recently used dropped first). */
+  maxCompiledPerSlot: number;
+}
+
+export const DEFAULT_POOL: SandboxPoolOptions = { maxIdle: 8, maxRunsPerSlot: 10_000, maxCompiledPerSlot: 64 };
+
 /**
- * Runs guest code in QuickJS compiled to WebAssembly: one WebAssembly module for the process,
- * a fresh QuickJS runtime and context for every run, so nothing survives from one run to the
- * next. The granted globals are installed as host functions and values (no script is evaluated
- * besides the hook). A module whose engine failed (Node's own stack exhausted inside it, or a
- * handle leak caught at dispose) is dropped and the next run loads a new one.
+ * Runs guest code in QuickJS compiled to WebAssembly, never in the server's own V8 context. One
+ * WebAssembly module per process; runs take a slot (a QuickJS runtime and context, hardened once
+ * by `HARDEN_REALM`: built-ins frozen, code generation from strings disabled) from a pool and
+ * give it back, so a run pays neither for a new context nor for compiling code the slot has
+ * compiled before (cached by the caller's key, the code's sha256). Nothing a run creates is
+ * reachable by the next: the realm is frozen, hook code runs in strict mode, the granted values
+ * are fresh copies passed as parameters, and a slot whose run was stopped, failed in the engine,
+ * or left jobs or host calls pending is disposed instead of reused. A module whose engine failed
+ * (Node's own stack exhausted inside it, or a handle leak caught at dispose) is dropped with its
+ * idle slots and the next run loads a new one.
  */
 export class Sandbox {
   private module: Promise<QuickJSWASMModule> | undefined;
+  private readonly idle: SandboxSlot[] = [];
+  private warmed = false;
+  private readonly counters = { slotsCreated: 0, compiles: 0 };
 
-  constructor(private readonly limits: SandboxLimits) {}
+  constructor(
+    private readonly limits: SandboxLimits,
+    private readonly pool: SandboxPoolOptions = DEFAULT_POOL,
+  ) {}
 
   /**
-   * Installs `globals`, evaluates `code` (wrapped in parentheses: it must be a function
-   * expression), calls it with `instance` and waits for the outcome. Never throws.
+   * Passes `globals` to `code` (it must be a single function expression), calls it with
+   * `instance` and waits for the outcome. `cacheKey` names the code in the compiled-code cache:
+   * the same key must always mean the same code (give its sha256). Never throws.
    */
-  async run(code: string, globals: SandboxGlobals): Promise<SandboxOutcome> {
+  async run(code: string, globals: SandboxGlobals, cacheKey: string = code): Promise<SandboxOutcome> {
     const loading = (this.module ??= newQuickJSWASMModule());
-    const run = new SandboxRun(await loading, this.limits);
+    let slot: SandboxSlot;
     try {
-      return await run.execute(code, globals);
+      slot = this.idle.pop() ?? this.newSlot(loading, await loading);
+    } catch {
+      this.drop(loading);
+      return { ok: false, kind: 'thrown', message: 'The hook runtime failed' };
+    }
+    const run = new SandboxRun(slot, this.limits);
+    let outcome: SandboxOutcome;
+    try {
+      outcome = await run.execute(code, globals, cacheKey);
     } catch (error) {
       this.drop(loading);
-      if (error instanceof RangeError) return { ok: false, kind: 'memory', message: 'Hook stopped: it exhausted the stack' };
-      return { ok: false, kind: 'thrown', message: 'The hook runtime failed' };
-    } finally {
-      if (!run.dispose()) this.drop(loading);
+      outcome =
+        error instanceof RangeError
+          ? { ok: false, kind: 'memory', message: 'Hook stopped: it exhausted the stack' }
+          : { ok: false, kind: 'thrown', message: 'The hook runtime failed' };
     }
+    const clean = run.end() && (outcome.ok || (outcome.kind !== 'timeout' && outcome.kind !== 'memory'));
+    this.release(slot, clean);
+    return outcome;
   }
 
-  /** Loads the engine ahead of the first run. */
+  /** Loads the engine and hardens a first slot ahead of the first run. */
   async warm(): Promise<void> {
-    await (this.module ??= newQuickJSWASMModule());
+    const loading = (this.module ??= newQuickJSWASMModule());
+    const module = await loading;
+    if (this.warmed || this.module !== loading) return;
+    this.warmed = true;
+    if (this.idle.length === 0) this.idle.push(this.newSlot(loading, module));
+  }
+
+  /** Slots created and hook codes compiled since the start, and slots idle now. */
+  stats(): { slotsCreated: number; compiles: number; idle: number } {
+    return { ...this.counters, idle: this.idle.length };
+  }
+
+  /** Disposes the idle slots; runs in progress dispose theirs when they end. */
+  close(): void {
+    for (const slot of this.idle.splice(0)) slot.dispose();
+  }
+
+  private newSlot(origin: Promise<QuickJSWASMModule>, module: QuickJSWASMModule): SandboxSlot {
+    const slot = new SandboxSlot(origin, module, this.limits, this.pool.maxCompiledPerSlot, this.counters);
+    this.counters.slotsCreated += 1;
+    return slot;
+  }
+
+  private release(slot: SandboxSlot, clean: boolean): void {
+    const reusable = clean && !slot.tainted && slot.origin === this.module && slot.runs < this.pool.maxRunsPerSlot && this.idle.length < this.pool.maxIdle;
+    if (reusable) this.idle.push(slot);
+    else if (!slot.dispose()) this.drop(slot.origin);
   }
 
   private drop(module: Promise<QuickJSWASMModule>): void {
-    if (this.module === module) this.module = undefined;
+    if (this.module !== module) return;
+    this.module = undefined;
+    this.warmed = false;
+    for (const slot of this.idle.splice(0)) slot.dispose();
   }
 }
 
-/** Functions of a fresh context taken before any guest code runs, so the guest cannot replace them. */
+/** Functions of the hardened context, taken before any guest code runs. */
 interface Intrinsics {
   parse: QuickJSHandle;
   stringify: QuickJSHandle;
   string: QuickJSHandle;
   promise: QuickJSHandle;
   resolve: QuickJSHandle;
+  freeze: QuickJSHandle;
+  functionToString: QuickJSHandle;
 }
 
+/**
+ * One QuickJS runtime and context, hardened once, serving one run at a time. It keeps the
+ * compiled hooks (a frozen factory per code and parameter list) and the frozen host functions,
+ * which call into whichever run is current.
+ */
+class SandboxSlot {
+  readonly runtime: QuickJSRuntime;
+  readonly context: QuickJSContext;
+  readonly intrinsics: Intrinsics;
+  current: SandboxRun | undefined;
+  runs = 0;
+  /** Set when code ran outside its wrapper: the slot must not serve another run. */
+  tainted = false;
+  private readonly factories = new Map<string, QuickJSHandle>();
+  private readonly hostValues = new Map<string, QuickJSHandle>();
+
+  constructor(
+    readonly origin: Promise<QuickJSWASMModule>,
+    module: QuickJSWASMModule,
+    limits: SandboxLimits,
+    private readonly maxCompiled: number,
+    private readonly counters: { compiles: number },
+  ) {
+    this.runtime = module.newRuntime({
+      memoryLimitBytes: limits.memoryBytes,
+      maxStackSizeBytes: limits.stackBytes,
+      interruptHandler: () => this.current?.shouldInterrupt() ?? false,
+    });
+    let context: QuickJSContext | undefined;
+    try {
+      context = this.runtime.newContext();
+      context.unwrapResult(context.evalCode(HARDEN_REALM, 'realm.js')).dispose();
+      this.intrinsics = takeIntrinsics(context);
+      this.context = context;
+    } catch (error) {
+      context?.dispose();
+      this.runtime.dispose();
+      throw error;
+    }
+  }
+
+  /**
+   * The compiled factory of `code` taking `names`: `(names) => { 'use strict'; return (code); }`,
+   * frozen. Calling it evaluates the code again, so every run gets a new function and new closures.
+   * The handle stays owned by the slot.
+   */
+  factory(cacheKey: string, names: readonly string[], code: string): VmCallResult<QuickJSHandle> {
+    const key = `${cacheKey}\u0000${names.join(',')}`;
+    const cached = this.factories.get(key);
+    if (cached) {
+      this.factories.delete(key);
+      this.factories.set(key, cached);
+      return { value: cached };
+    }
+    const factory = `(${names.join(', ')}) => { 'use strict'; return (\n${code}\n); }`;
+    const compiled = this.context.evalCode(`(${factory})`, 'hook.js');
+    if (compiled.error) return compiled;
+    if (!this.hasSource(compiled.value, factory)) {
+      // The code closed the wrapper and ran statements of its own (a global `let` would outlive the run).
+      compiled.value.dispose();
+      this.tainted = true;
+      return { error: this.context.newError({ name: 'SyntaxError', message: 'Hook code must be a single async function, e.g. async function (instance) { ... }' }) };
+    }
+    this.counters.compiles += 1;
+    this.freeze(compiled.value);
+    this.factories.set(key, compiled.value);
+    if (this.factories.size > this.maxCompiled) {
+      const [oldest, handle] = this.factories.entries().next().value as [string, QuickJSHandle];
+      this.factories.delete(oldest);
+      handle.dispose();
+    }
+    return { value: compiled.value };
+  }
+
+  /** The frozen guest function (or object of functions) standing for host member `name`; owned by the slot. */
+  hostValue(name: string, member: HostMember | Record<string, HostMember>): QuickJSHandle {
+    const methods = isMember(member) ? undefined : Object.keys(member);
+    const key = methods ? `${name}.{${methods.join(',')}}` : name;
+    const cached = this.hostValues.get(key);
+    if (cached) return cached;
+    let value: QuickJSHandle;
+    if (!methods) {
+      value = this.hostFunction(name, undefined);
+    } else {
+      value = this.context.newObject();
+      for (const method of methods) {
+        const fn = this.hostFunction(name, method);
+        this.context.setProp(value, method, fn);
+        fn.dispose();
+      }
+    }
+    this.freeze(value);
+    this.hostValues.set(key, value);
+    return value;
+  }
+
+  /** Releases everything; false when the engine reported a leak and the module must not be reused. */
+  dispose(): boolean {
+    try {
+      for (const handle of [...this.factories.values(), ...this.hostValues.values(), ...Object.values(this.intrinsics)]) handle.dispose();
+      this.context.dispose();
+      this.runtime.dispose();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private hostFunction(name: string, method: string | undefined): QuickJSHandle {
+    const path = method ? `${name}.${method}` : name;
+    const fn = this.context.newFunction(path, (...args) => this.current?.callHost(name, method, args) ?? { error: this.context.newError(`${path} is not available`) });
+    this.freeze(fn);
+    return fn;
+  }
+
+  /** Whether `fn` is the function whose source text is exactly `source` (nothing evaluated around it). */
+  private hasSource(fn: QuickJSHandle, source: string): boolean {
+    const text = this.context.callFunction(this.intrinsics.functionToString, fn);
+    if (text.error) {
+      text.error.dispose();
+      return false;
+    }
+    const matches = this.context.typeof(text.value) === 'string' && this.context.getString(text.value) === source;
+    text.value.dispose();
+    return matches;
+  }
+
+  private freeze(handle: QuickJSHandle): void {
+    this.context.unwrapResult(this.context.callFunction(this.intrinsics.freeze, this.context.undefined, handle)).dispose();
+  }
+}
+
+function takeIntrinsics(context: QuickJSContext): Intrinsics {
+  const json = context.getProp(context.global, 'JSON');
+  const object = context.getProp(context.global, 'Object');
+  const promise = context.getProp(context.global, 'Promise');
+  const fn = context.getProp(context.global, 'Function');
+  const fnPrototype = context.getProp(fn, 'prototype');
+  try {
+    return {
+      parse: context.getProp(json, 'parse'),
+      stringify: context.getProp(json, 'stringify'),
+      string: context.getProp(context.global, 'String'),
+      promise,
+      resolve: context.getProp(promise, 'resolve'),
+      freeze: context.getProp(object, 'freeze'),
+      functionToString: context.getProp(fnPrototype, 'toString'),
+    };
+  } finally {
+    for (const handle of [json, object, fn, fnPrototype]) handle.dispose();
+  }
+}
+
+/** One run in a slot: its budgets, its granted host members, its pending host calls. */
 class SandboxRun {
   private readonly runtime: QuickJSRuntime;
   private readonly context: QuickJSContext;
   private readonly intrinsics: Intrinsics;
   private readonly wallDeadline: number;
   private readonly pending = new Set<QuickJSDeferredPromise>();
-  private readonly abort = new AbortController();
+  private host: SandboxGlobals['host'] = {};
+  private abort: AbortController | undefined;
   private cpuUsed = 0;
   private sliceStart: number | undefined;
   private stopped: 'cpu' | 'wall' | undefined;
   private wake: (() => void) | undefined;
-  private disposed = false;
+  private ended = false;
 
   constructor(
-    module: QuickJSWASMModule,
+    private readonly slot: SandboxSlot,
     private readonly limits: SandboxLimits,
   ) {
+    this.runtime = slot.runtime;
+    this.context = slot.context;
+    this.intrinsics = slot.intrinsics;
     this.wallDeadline = performance.now() + limits.wallMs;
-    this.runtime = module.newRuntime({
-      memoryLimitBytes: limits.memoryBytes,
-      maxStackSizeBytes: limits.stackBytes,
-      interruptHandler: () => this.shouldInterrupt(),
-    });
-    this.context = this.runtime.newContext();
-    const { context } = this;
-    const json = context.getProp(context.global, 'JSON');
-    const promise = context.getProp(context.global, 'Promise');
-    this.intrinsics = {
-      parse: context.getProp(json, 'parse'),
-      stringify: context.getProp(json, 'stringify'),
-      string: context.getProp(context.global, 'String'),
-      promise,
-      resolve: context.getProp(promise, 'resolve'),
-    };
-    json.dispose();
+    slot.current = this;
+    slot.runs += 1;
   }
 
-  async execute(code: string, globals: SandboxGlobals): Promise<SandboxOutcome> {
-    const instance = this.install(globals);
-    if ('kind' in instance) return instance;
+  async execute(code: string, globals: SandboxGlobals, cacheKey: string): Promise<SandboxOutcome> {
+    this.host = globals.host;
+    const args: QuickJSHandle[] = [];
+    let instance: QuickJSHandle = this.context.undefined;
     try {
-      const hook = this.slice(() => this.context.evalCode(`(\n${code}\n)`, 'hook.js'));
+      for (const [name, value] of Object.entries(globals.values)) {
+        const handle = this.toGuest(value);
+        if (handle.error) return this.failure(handle.error);
+        args.push(handle.value);
+        if (name === 'instance') instance = handle.value;
+      }
+      for (const [name, member] of Object.entries(globals.host)) args.push(this.slot.hostValue(name, member));
+      const names = [...Object.keys(globals.values), ...Object.keys(globals.host)];
+      const factory = this.slice(() => this.slot.factory(cacheKey, names, code));
+      if (factory.error) return this.failure(factory.error, 'syntax');
+      const hook = this.slice(() => this.context.callFunction(factory.value, this.context.undefined, ...args));
       if (hook.error) return this.failure(hook.error, 'syntax');
       if (this.context.typeof(hook.value) !== 'function') {
         hook.value.dispose();
@@ -158,86 +379,60 @@ class SandboxRun {
       if (promise.error) return this.failure(promise.error);
       return await this.settle(promise.value, instance);
     } finally {
-      instance.dispose();
+      for (const handle of args.slice(0, Object.keys(globals.values).length)) handle.dispose();
     }
   }
 
-  /** Releases everything; false when the engine reported a leak and the module must not be reused. */
-  dispose(): boolean {
-    this.disposed = true;
-    this.abort.abort();
+  /**
+   * Ends the run: the slot no longer calls into it, and host calls still in flight are abandoned.
+   * True when the slot can serve another run: not stopped, no job queued, no host call pending.
+   */
+  end(): boolean {
+    if (this.ended) return false;
+    this.ended = true;
+    let clean = this.stopped === undefined && this.pending.size === 0;
+    try {
+      clean &&= !this.runtime.hasPendingJob();
+    } catch {
+      clean = false;
+    }
+    this.slot.current = undefined;
+    this.abort?.abort();
     for (const deferred of this.pending) deferred.dispose();
     this.pending.clear();
-    try {
-      for (const handle of Object.values(this.intrinsics)) handle.dispose();
-      this.context.dispose();
-      this.runtime.dispose();
-      return true;
-    } catch {
-      return false;
-    }
+    return clean;
   }
 
-  /** Defines the granted globals; returns the handle of `instance`. */
-  private install(globals: SandboxGlobals): QuickJSHandle | Extract<SandboxOutcome, { ok: false }> {
-    const { context } = this;
-    let instance: QuickJSHandle | undefined;
-    for (const [name, value] of Object.entries(globals.values)) {
-      const handle = this.toGuest(value);
-      if (handle.error) {
-        instance?.dispose();
-        return this.failure(handle.error);
-      }
-      context.setProp(context.global, name, handle.value);
-      if (name === 'instance') instance = handle.value;
-      else handle.value.dispose();
-    }
-    for (const [name, member] of Object.entries(globals.host)) {
-      if (isMember(member)) {
-        this.define(context.global, name, this.hostFunction(name, member));
-        continue;
-      }
-      const object = context.newObject();
-      for (const [method, fn] of Object.entries(member)) this.define(object, method, this.hostFunction(`${name}.${method}`, fn));
-      this.define(context.global, name, object);
-    }
-    return instance ?? context.undefined;
-  }
-
-  private define(target: QuickJSHandle, name: string, value: QuickJSHandle): void {
-    this.context.setProp(target, name, value);
-    value.dispose();
-  }
-
-  private hostFunction(name: string, member: HostMember): QuickJSHandle {
+  /** A guest call of host member `name` (or `name.method`) during this run. */
+  callHost(name: string, method: string | undefined, args: QuickJSHandle[]): QuickJSHandle | VmCallResult<QuickJSHandle> {
+    const granted = this.host[name];
+    const member = granted && method !== undefined ? (isMember(granted) ? undefined : granted[method]) : granted;
+    if (!member || !isMember(member)) return { error: this.context.newError(`${method ? `${name}.${method}` : name} is not available`) };
     if ('sync' in member) {
-      return this.context.newFunction(name, (...args) => {
-        try {
-          const result = this.toGuest(member.sync(args.map((arg) => this.fromGuest(arg))));
-          return result.error ? result : result.value;
-        } catch (error) {
-          return { error: this.context.newError(safeMessage(error)) };
-        }
-      });
-    }
-    return this.context.newFunction(name, (...args) => {
-      const deferred = this.context.newPromise();
-      this.pending.add(deferred);
-      let values: unknown[];
       try {
-        values = args.map((arg) => this.fromGuest(arg));
+        const result = this.toGuest(member.sync(args.map((arg) => this.fromGuest(arg))));
+        return result.error ? result : result.value;
       } catch (error) {
-        this.finish(deferred, () => ({ error: this.context.newError(safeMessage(error)) }));
-        return deferred.handle;
+        return { error: this.context.newError(safeMessage(error)) };
       }
-      Promise.resolve()
-        .then(() => member.async(values, this.abort.signal))
-        .then(
-          (value) => this.finish(deferred, () => this.toGuest(value)),
-          (error: unknown) => this.finish(deferred, () => ({ error: this.context.newError(safeMessage(error)) })),
-        );
+    }
+    const deferred = this.context.newPromise();
+    this.pending.add(deferred);
+    let values: unknown[];
+    try {
+      values = args.map((arg) => this.fromGuest(arg));
+    } catch (error) {
+      this.finish(deferred, () => ({ error: this.context.newError(safeMessage(error)) }));
       return deferred.handle;
-    });
+    }
+    const signal = (this.abort ??= new AbortController()).signal;
+    Promise.resolve()
+      .then(() => member.async(values, signal))
+      .then(
+        (value) => this.finish(deferred, () => this.toGuest(value)),
+        (error: unknown) => this.finish(deferred, () => ({ error: this.context.newError(safeMessage(error)) })),
+      );
+    return deferred.handle;
   }
 
   /** A guest copy of a host value (JSON, or a WithBody). */
@@ -270,9 +465,12 @@ class SandboxRun {
       deferred.dispose();
       return promise;
     };
-    this.define(object.value, 'text', this.context.newFunction('text', resolved(() => ({ value: this.context.newString(answer.body) }))));
-    this.define(
-      object.value,
+    const define = (name: string, fn: QuickJSHandle) => {
+      this.context.setProp(object.value, name, fn);
+      fn.dispose();
+    };
+    define('text', this.context.newFunction('text', resolved(() => ({ value: this.context.newString(answer.body) }))));
+    define(
       'json',
       this.context.newFunction('json', resolved(() => this.consume(this.context.newString(answer.body), (body) => this.slice(() => this.context.callFunction(this.intrinsics.parse, this.context.undefined, body))))),
     );
@@ -382,7 +580,7 @@ class SandboxRun {
   }
 
   private finish(deferred: QuickJSDeferredPromise, make: () => VmCallResult<QuickJSHandle>): void {
-    if (this.disposed || !this.pending.delete(deferred)) return;
+    if (this.ended || !this.pending.delete(deferred)) return;
     try {
       const result = make();
       const handle = result.error ?? result.value;
@@ -396,7 +594,7 @@ class SandboxRun {
     }
   }
 
-  private shouldInterrupt(): boolean {
+  shouldInterrupt(): boolean {
     if (this.stopped) return true;
     const now = performance.now();
     if (now >= this.wallDeadline) this.stopped = 'wall';

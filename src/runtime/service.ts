@@ -80,7 +80,7 @@ export class HookRuntime {
     try {
       env = usesEnvironment(invocation.hook.content) ? await this.loadEnvironment() : {};
       capabilities = new HookCapabilities({ db: invocation.db, egress: this.egress, egressLimits: this.egressLimits });
-      outcome = await this.sandbox.run(invocation.hook.content, capabilities.globals(grantsOf(invocation, env)));
+      outcome = await this.sandbox.run(invocation.hook.content, capabilities.globals(grantsOf(invocation, env)), invocation.hook.contentSha256);
     } catch (error) {
       this.ctx.logger.error({ err: error, hook: invocation.hook.name }, 'hook run failed outside the sandbox');
       outcome = { ok: false, kind: 'thrown', message: 'The hook could not be started' };
@@ -97,6 +97,12 @@ export class HookRuntime {
   /** Resolves when every run recorded so far is stored. */
   flushRunLog(): Promise<void> {
     return this.runLog.flush();
+  }
+
+  /** Stores the runs recorded so far and releases the idle sandbox contexts. */
+  async close(): Promise<void> {
+    await this.runLog.flush();
+    this.sandbox.close();
   }
 
   private loadEnvironment(): Promise<Record<string, string>> {

@@ -66,7 +66,7 @@ export const validateHookCodeTool = defineTool({
   scope: 'config:read',
   title: 'Validate hook code',
   description:
-    'Dry-run check of server-side hook code: syntax, the single async function shape `async function (instance) { ... }`, forbidden constructs and size. Never executes the code.',
+    'Dry-run check of server-side hook code: syntax (strict mode, as the code runs), the single async function shape `async function (instance) { ... }`, forbidden constructs and size. Never executes the code.',
   input: z.object({ code: z.string().describe('The complete hook code') }),
   output: codeValidationOutput,
   annotations: READ,
