@@ -73,6 +73,7 @@ export class HookRuntime {
    * @example await runtime.run({ hook, trigger: 'webHook', instance: body, headers })
    */
   async run(invocation: HookInvocation): Promise<HookResult> {
+    const startedAt = new Date();
     const started = performance.now();
     let env: Record<string, string> = {};
     let capabilities: HookCapabilities | undefined;
@@ -90,7 +91,7 @@ export class HookRuntime {
     const result: HookResult = outcome.ok
       ? { ok: true, value: outcome.value, instance: outcome.instance, durationMs }
       : { ok: false, error: { kind: outcome.kind, message: safeError(outcome.message, secrets) }, durationMs };
-    this.runLog.record(runRecord(invocation, result, (capabilities?.consoleLines ?? []).map((line) => redact(line, secrets))));
+    this.runLog.record(runRecord(invocation, startedAt, result, (capabilities?.consoleLines ?? []).map((line) => redact(line, secrets))));
     return result;
   }
 
@@ -136,11 +137,12 @@ function safeError(message: string, secrets: readonly string[]): string {
   return redact(message.slice(0, ERROR_MESSAGE_MAX_CHARS + longest), secrets).slice(0, ERROR_MESSAGE_MAX_CHARS);
 }
 
-function runRecord(invocation: HookInvocation, result: HookResult, console: string[]): HookRunRecord {
+function runRecord(invocation: HookInvocation, startedAt: Date, result: HookResult, console: string[]): HookRunRecord {
   return {
     hookId: invocation.hook._id,
     hookName: invocation.hook.name,
     trigger: invocation.trigger,
+    startedAt,
     durationMs: result.durationMs,
     outcome: result.ok ? 'ok' : result.error.kind === 'timeout' || result.error.kind === 'memory' ? result.error.kind : 'error',
     console,
