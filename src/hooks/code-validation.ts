@@ -40,6 +40,21 @@ export const HOOK_GLOBALS: readonly HookGlobal[] = [
   { name: 'db', description: "The application's tables, with the rights of the hook" },
 ];
 
+/**
+ * Whether hook code can reach the granted capability `name`: only through that identifier, since
+ * the capabilities are parameters of the code and eval is disabled. A false positive (the word in
+ * a comment or a string) costs only speed.
+ *
+ * @example namesCapability('async () => db.find("Order")', 'db') // true
+ */
+export function namesCapability(code: string, name: string): boolean {
+  let pattern = CAPABILITY_PATTERNS.get(name);
+  if (!pattern) CAPABILITY_PATTERNS.set(name, (pattern = new RegExp(`\\b${name}\\b`)));
+  return pattern.test(code);
+}
+
+const CAPABILITY_PATTERNS = new Map<string, RegExp>();
+
 const SHAPE = 'Hook code must be a single async function, e.g. async function (instance) { ... }';
 const CAPABILITIES = `use the granted capabilities (${HOOK_GLOBALS.map((global) => global.name).join(', ')})`;
 

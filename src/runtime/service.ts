@@ -1,4 +1,5 @@
 import { decryptEnvironment } from '../envvars/service.js';
+import { namesCapability } from '../hooks/code-validation.js';
 import type { PlatformContext } from '../platform/context.js';
 import { HookCapabilities, redact, redactable, type Grants, type HookDb } from './capabilities.js';
 import { DEFAULT_EGRESS_LIMITS, EgressPolicy, type EgressLimits } from './egress.js';
@@ -79,7 +80,7 @@ export class HookRuntime {
     let capabilities: HookCapabilities | undefined;
     let outcome: SandboxOutcome;
     try {
-      env = usesEnvironment(invocation.hook.content) ? await this.loadEnvironment() : {};
+      env = namesCapability(invocation.hook.content, 'env') ? await this.loadEnvironment() : {};
       capabilities = new HookCapabilities({ db: invocation.db, egress: this.egress, egressLimits: this.egressLimits });
       outcome = await this.sandbox.run(invocation.hook.content, capabilities.globals(grantsOf(invocation, env)), invocation.hook.contentSha256);
     } catch (error) {
@@ -115,11 +116,6 @@ export class HookRuntime {
     });
     return loading;
   }
-}
-
-/** Code that never names `env` gets an empty one: no read of the variables for it. */
-function usesEnvironment(content: string): boolean {
-  return /\benv\b/.test(content);
 }
 
 function grantsOf(invocation: HookInvocation, env: Record<string, string>): Grants {

@@ -1,11 +1,13 @@
 import { sql } from 'kysely';
 import { systemPrincipal, type Principal } from '../access/permissions.js';
+import { namesCapability } from '../hooks/code-validation.js';
 import type { Hook, HookService } from '../hooks/service.js';
 import type { PlatformContext } from '../platform/context.js';
 import { newId } from '../platform/crypto.js';
 import type { Db } from '../platform/db/index.js';
 import { TrellisError, badInput, conflict, forbidden, notFound } from '../platform/errors.js';
 import { idSchema, parseInput } from '../platform/validation.js';
+import { RecordVersions, type RecordVersion } from './record-versions.js';
 import { fieldValues, filterCondition, orderBy, selectList, sqlValue, toRecordOutput } from './record-query.js';
 import {
   isPlainObject,
@@ -78,6 +80,8 @@ export interface RecordServiceDependencies {
 interface SaveHooks {
   beforeSave: Hook[];
   afterSave: Hook[];
+  /** A beforeSave hook names `db`: it gets it, and its writes must share the record's transaction. */
+  beforeSaveWrites: boolean;
 }
 
 /** The save hooks of a write and who they run for. */
@@ -92,16 +96,20 @@ interface WriteOptions {
   runHooks: boolean;
 }
 
-const NO_HOOKS: SaveContext = { beforeSave: [], afterSave: [], user: null };
+const NO_HOOKS: SaveContext = { beforeSave: [], afterSave: [], beforeSaveWrites: false, user: null };
+/** Reads and hook runs of an update whose record kept changing meanwhile, before it gives up. */
+const UNLOCKED_UPDATE_ATTEMPTS = 3;
 
 /**
  * The records of the application's tables: the only code that writes their rows. Every method
  * takes the caller's Principal: signed-in users, integrations and the system may read and write
- * records; MCP keys may not (they configure, they do not touch data). Each write is one
- * transaction; `beforeSave` hooks run inside it, `afterSave` hooks after the commit.
+ * records; MCP keys may not (they configure, they do not touch data). Each write is atomic:
+ * `beforeSave` hooks run before the row is written (inside the write's transaction when they may
+ * write through `db` or references must be checked), `afterSave` hooks after the commit.
  */
 export class RecordService {
   private generation = 0;
+  private readonly versions = new RecordVersions();
   private tables: { generation: number; byKey: Promise<Map<string, RecordTable>> } | undefined;
   private hooks: { generation: number; byTable: Promise<Map<string, SaveHooks>> } | undefined;
 
@@ -179,15 +187,17 @@ export class RecordService {
     const table = await this.table(options.db ?? this.ctx.db, tableName);
     const values = validateRecordData(table, data, 'create');
     const hooks = options.runHooks ? await this.saveContext(principal, table.id) : NO_HOOKS;
-    const atomic = hooks.beforeSave.length > 0 || hasReferences(table, values);
-    const record = await this.inTransaction(options.db, atomic, async (trx) => {
+    const atomic = hooks.beforeSaveWrites || hasReferences(table, values);
+    const generation = this.generation;
+    const created = await this.inTransaction(options.db, atomic, async (trx) => {
       const id = newId();
       const final = await this.beforeSave(principal, table, hooks, { _id: id, ...values }, trx);
       await assertReferencesExist(trx, table, final);
       return insertRecord(trx, table, id, final, principal.userId);
     });
-    this.afterSave(principal, hooks, record);
-    return record;
+    if (updatesUnlocked(table, hooks)) this.versions.set(generation, table.id, created);
+    this.afterSave(principal, hooks, created.record);
+    return created.record;
   }
 
   private async updateRecord(
@@ -202,6 +212,11 @@ export class RecordService {
     const table = await this.table(options.db ?? this.ctx.db, tableName);
     const changes = validateRecordData(table, data, 'update');
     const hooks = options.runHooks ? await this.saveContext(principal, table.id) : NO_HOOKS;
+    if (updatesUnlocked(table, hooks)) {
+      const record = await this.updateUnlocked(principal, table, id, changes, hooks);
+      this.afterSave(principal, hooks, record);
+      return record;
+    }
     const atomic = hooks.beforeSave.length > 0 || hasReferences(table, changes);
     const record = await this.inTransaction(options.db, atomic, async (trx) => {
       let final = changes;
@@ -213,10 +228,37 @@ export class RecordService {
       await assertReferencesExist(trx, table, final);
       const updated = await updateRecordRow(trx, table, id, final, principal.userId);
       if (!updated) throw notFound(table.name, id);
-      return updated;
+      return updated.record;
     });
     this.afterSave(principal, hooks, record);
     return record;
+  }
+
+  /**
+   * An update whose beforeSave hooks cannot write (their code never names `db`) on a table without
+   * references: the hooks run on the record with no transaction open, and the UPDATE applies only
+   * if the row is still the version they saw (`xmin`). The record is the one this process last
+   * wrote when it remembers it (RecordVersions), else it is read. When another write changed it
+   * meanwhile, it is read again and the hooks run again; CONFLICT after 3 reads. One or two
+   * statements instead of a transaction of four that holds a connection while the hooks run.
+   */
+  private async updateUnlocked(principal: Principal, table: RecordTable, id: string, changes: RecordValues, hooks: SaveContext): Promise<RecordOutput> {
+    const { db } = this.ctx;
+    const generation = this.generation;
+    let remembered = this.versions.get(generation, table.id, id);
+    for (let attempt = 1; ; ) {
+      const existing = remembered ?? (await selectRecordVersion(db, table, id));
+      if (!existing) throw notFound(table.name, id);
+      const final = await this.beforeSave(principal, table, hooks, { _id: id, ...fieldValues(table, existing.record), ...changes }, db);
+      const updated = await updateRecordRow(db, table, id, final, principal.userId, existing.version);
+      if (updated) {
+        this.versions.set(generation, table.id, updated);
+        return updated.record;
+      }
+      this.versions.delete(table.id, id);
+      if (remembered) remembered = undefined;
+      else if (++attempt > UNLOCKED_UPDATE_ATTEMPTS) throw conflict(`${table.name} '${id}' kept changing during the save; try again`);
+    }
   }
 
   /**
@@ -243,7 +285,7 @@ export class RecordService {
     const { _id, ...values } = instance;
     if (!hooks.beforeSave.length) return values;
     const runtime = this.dependencies().hookRuntime;
-    const db = this.hookDb(principal, trx);
+    const db = hooks.beforeSaveWrites ? this.hookDb(principal, trx) : undefined;
     let current: Record<string, unknown> = instance;
     for (const hook of hooks.beforeSave) {
       const result = await runtime.run({ hook, trigger: 'beforeSave', instance: current, user: hooks.user, db });
@@ -356,8 +398,9 @@ async function loadSaveHooks(hooks: HookService): Promise<Map<string, SaveHooks>
   const byTable = new Map<string, SaveHooks>();
   for (const hook of await hooks.listHooks(systemPrincipal())) {
     if (!hook.tableId || (hook.type !== 'beforeSave' && hook.type !== 'afterSave')) continue;
-    const entry = byTable.get(hook.tableId) ?? { beforeSave: [], afterSave: [] };
+    const entry = byTable.get(hook.tableId) ?? { beforeSave: [], afterSave: [], beforeSaveWrites: false };
     entry[hook.type].push(hook);
+    if (hook.type === 'beforeSave') entry.beforeSaveWrites ||= namesCapability(hook.content, 'db');
     byTable.set(hook.tableId, entry);
   }
   return byTable;
@@ -390,6 +433,16 @@ function validateHookResult(table: RecordTable, hook: Hook, instance: Record<str
   }
 }
 
+/** The record and its row version (`xmin`, changed by every write of the row). */
+async function selectRecordVersion(db: Db, table: RecordTable, id: string): Promise<RecordVersion | undefined> {
+  const result = await sql<Record<string, unknown>>`select ${selectList(table)}, xmin::text as _version from ${sql.table(table.sqlName)} where _id = ${id}`.execute(db);
+  return versioned(table, result.rows[0]);
+}
+
+function versioned(table: RecordTable, row: Record<string, unknown> | undefined): RecordVersion | undefined {
+  return row ? { record: toRecordOutput(table, row), version: String(row._version) } : undefined;
+}
+
 async function selectRecord(db: Db, table: RecordTable, id: string, lock: boolean): Promise<RecordOutput | undefined> {
   const forUpdate = lock ? sql` for update` : sql``;
   const result = await sql<Record<string, unknown>>`select ${selectList(table)} from ${sql.table(table.sqlName)} where _id = ${id}${forUpdate}`.execute(db);
@@ -397,14 +450,14 @@ async function selectRecord(db: Db, table: RecordTable, id: string, lock: boolea
   return row ? toRecordOutput(table, row) : undefined;
 }
 
-async function insertRecord(trx: Db, table: RecordTable, id: string, values: RecordValues, author: string | null): Promise<RecordOutput> {
+async function insertRecord(trx: Db, table: RecordTable, id: string, values: RecordValues, author: string | null): Promise<RecordVersion> {
   const fields = table.fields.filter((field) => field.name in values);
   const columns = sql.join([sql.ref('_id'), sql.ref('_created_by'), sql.ref('_updated_by'), ...fields.map((f) => sql.ref(f.name))]);
   const params = sql.join([sql`${id}`, sql`${author}`, sql`${author}`, ...fields.map((f) => sqlValue(f.type, values[f.name]))]);
   const result = await writeRow(table, () =>
-    sql<Record<string, unknown>>`insert into ${sql.table(table.sqlName)} (${columns}) values (${params}) returning ${selectList(table)}`.execute(trx),
+    sql<Record<string, unknown>>`insert into ${sql.table(table.sqlName)} (${columns}) values (${params}) returning ${selectList(table)}, xmin::text as _version`.execute(trx),
   );
-  return toRecordOutput(table, result.rows[0]!);
+  return versioned(table, result.rows[0])!;
 }
 
 async function updateRecordRow(
@@ -413,16 +466,16 @@ async function updateRecordRow(
   id: string,
   values: RecordValues,
   author: string | null,
-): Promise<RecordOutput | undefined> {
+  version?: string,
+): Promise<RecordVersion | undefined> {
   const assignments = table.fields
     .filter((field) => field.name in values)
     .map((field) => sql`${sql.ref(field.name)} = ${sqlValue(field.type, values[field.name])}`);
   const set = sql.join([...assignments, sql`_updated_at = now()`, sql`_updated_by = ${author}`]);
   const result = await writeRow(table, () =>
-    sql<Record<string, unknown>>`update ${sql.table(table.sqlName)} set ${set} where _id = ${id} returning ${selectList(table)}`.execute(trx),
+    sql<Record<string, unknown>>`update ${sql.table(table.sqlName)} set ${set} where _id = ${id}${version === undefined ? sql`` : sql` and xmin = ${version}::xid`} returning ${selectList(table)}, xmin::text as _version`.execute(trx),
   );
-  const row = result.rows[0];
-  return row ? toRecordOutput(table, row) : undefined;
+  return versioned(table, result.rows[0]);
 }
 
 /** Runs an INSERT or UPDATE, turning a unique violation into CONFLICT naming the field. */
@@ -442,6 +495,11 @@ function uniqueViolationField(table: RecordTable, error: unknown): RecordField |
   const column = typeof pg.detail === 'string' ? /^Key \("?(.+?)"?\)=/.exec(pg.detail)?.[1] : undefined;
   const constraint = typeof pg.constraint === 'string' ? pg.constraint : '';
   return table.fields.find((field) => field.unique && (field.name === column || constraint.endsWith(`_${field.name}_key`)));
+}
+
+/** Whether updates of `table` run its beforeSave hooks without a transaction (RecordService.updateUnlocked). */
+function updatesUnlocked(table: RecordTable, hooks: SaveHooks): boolean {
+  return hooks.beforeSave.length > 0 && !hooks.beforeSaveWrites && !table.fields.some((field) => field.reference);
 }
 
 function hasReferences(table: RecordTable, values: RecordValues): boolean {
