@@ -59,6 +59,10 @@ describe('validateHookCode: shape', () => {
     expect(validateHookCode(code).errors).toEqual([{ code: 'SYNTAX', message: expect.any(String), line, column }]);
   });
 
+  it('refuses a NUL character, which the sandbox could not run', () => {
+    expect(validateHookCode('async () => 1 /* \0 */')).toEqual({ valid: false, errors: [{ code: 'SYNTAX', message: 'Hook code must not contain NUL characters' }], warnings: [] });
+  });
+
   it('reports code nested too deeply to parse instead of crashing', () => {
     expect(validateHookCode(`async () => ${'['.repeat(30_000)}${']'.repeat(30_000)}`).errors).toEqual([
       expect.objectContaining({ code: 'TOO_COMPLEX' }),

@@ -83,6 +83,7 @@ const HOOK_GLOBAL_RULES: GlobalRules = {
  */
 export function validateHookCode(code: string): CodeValidation {
   if (code.trim() === '') return codeValidation([emptyFinding()]);
+  if (code.includes('\0')) return codeValidation([{ code: 'SYNTAX', message: 'Hook code must not contain NUL characters' }]);
   const tooLarge = sizeFinding(code, HOOK_CODE_MAX_BYTES, '200 KB');
   if (tooLarge) return codeValidation([tooLarge]);
   let root: Expression;

@@ -65,7 +65,7 @@ export class HookCapabilities {
           sync: ([a, b]) => timingSafeEqual(digest(text(a, 'crypto.timingSafeEqual(a, b): a')), digest(text(b, 'crypto.timingSafeEqual(a, b): b'))),
         },
       },
-      fetch: { async: ([url, init]) => this.fetch(url, init) },
+      fetch: { async: ([url, init], signal) => this.fetch(url, init, signal) },
     };
     if (grants.db) {
       const operation = (name: string): HostMember => ({ async: (args) => this.db([name, ...args]) });
@@ -83,7 +83,7 @@ export class HookCapabilities {
     this.consoleLines.push(`[${level}] ${line}`.slice(0, CONSOLE_MAX_CHARS));
   }
 
-  private async fetch(url: unknown, init: unknown): Promise<WithBody> {
+  private async fetch(url: unknown, init: unknown, signal: AbortSignal): Promise<WithBody> {
     if (++this.fetches > FETCHES_PER_RUN) throw new Error(`fetch: at most ${FETCHES_PER_RUN} requests per run`);
     if (init instanceof Unserialisable || (init !== undefined && init !== null && typeof init !== 'object')) throw new Error('fetch: init must be an object');
     const { method, headers, body } = (init ?? {}) as Record<string, unknown>;
@@ -97,6 +97,7 @@ export class HookCapabilities {
         { url: shown(url), method, headers: headers as Record<string, string> | undefined, body: body ?? undefined },
         this.options.egress,
         this.options.egressLimits,
+        signal,
       );
       return new WithBody({ status: answer.status, ok: answer.status >= 200 && answer.status < 300, url: answer.url, headers: answer.headers }, answer.body);
     } catch (error) {

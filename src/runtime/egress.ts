@@ -128,12 +128,18 @@ function embeddedIPv4(address: string): string | undefined {
  * resolves the host once, checks all its addresses against the policy and connects to the
  * checked address, so a DNS answer that changes between check and connect cannot redirect the
  * connection. Only http and https; at most `maxRedirects` redirects; the response body is read
- * up to `maxResponseBytes`; the whole exchange ends after `timeoutMs`.
+ * up to `maxResponseBytes`; the whole exchange ends after `timeoutMs`, or when `cancel` aborts (the run ended).
  *
  * @throws EgressError with a safe message when refused, too large, too slow or unreachable
  */
-export async function guardedFetch(request: EgressRequest, policy: EgressPolicy, limits: EgressLimits = DEFAULT_EGRESS_LIMITS): Promise<EgressResponse> {
-  const signal = AbortSignal.timeout(limits.timeoutMs);
+export async function guardedFetch(
+  request: EgressRequest,
+  policy: EgressPolicy,
+  limits: EgressLimits = DEFAULT_EGRESS_LIMITS,
+  cancel?: AbortSignal,
+): Promise<EgressResponse> {
+  const timeout = AbortSignal.timeout(limits.timeoutMs);
+  const signal = cancel ? AbortSignal.any([timeout, cancel]) : timeout;
   let current = { url: parseUrl(request.url), method: (request.method ?? 'GET').toUpperCase(), headers: cleanHeaders(request.headers), body: request.body };
   for (let hop = 0; ; hop += 1) {
     const target = await vet(current.url, policy);

@@ -6,7 +6,16 @@
  * - Code generation from strings is disabled: `eval` and the `Function`, `AsyncFunction`,
  *   `GeneratorFunction` and `AsyncGeneratorFunction` constructors throw an EvalError. (They could
  *   declare global lexical bindings, which freezing cannot reach.)
- * - `WeakRef` and `FinalizationRegistry` are removed: a finalizer of one run would run in a later one.
+ * - `WeakRef` and `FinalizationRegistry` are removed: a finalizer of one run would run in a later
+ *   one. `Proxy` is removed: a proxy could answer the length checks below and the engine's own
+ *   reads differently.
+ * - `Math.random` is the host's `__hostRandom` (crypto-strong): the engine's generator keeps one
+ *   state per context, seeded with the time, from which a run could count earlier runs' draws.
+ * - The generic `Array.prototype` methods refuse a receiver (or, for `concat` and `flat`, an array
+ *   inside) longer than 2^22 elements that memory does not back: the engine loops over such
+ *   lengths natively, without the interrupt checks that stop a hook (a sparse `new Array(2 ** 32 - 1)`,
+ *   or `{ length: 2 ** 53 - 1 }` sent in a request body). An array-like must hold its `length`
+ *   as an own data property. Real arrays that fit in a hook's memory are never that long.
  * - The properties that code commonly assigns on its own objects (`name` and `message` of errors,
  *   `toString`, `constructor`, ...) become accessors whose setter defines the property on the
  *   object assigned to, so freezing their prototypes does not break `this.name = 'MyError'`
@@ -38,6 +47,61 @@ export const HARDEN_REALM = String.raw`(() => {
   if (typeof Iterator === 'function') {
     hidden.push(getPrototypeOf(Iterator.from({ next() { return { done: true, value: undefined }; } })));
     hidden.push(getPrototypeOf([].values().map((x) => x)));
+    if (typeof Iterator.concat === 'function') hidden.push(getPrototypeOf(Iterator.concat()));
+  }
+
+  const hostRandom = globalThis.__hostRandom;
+  delete globalThis.__hostRandom;
+  defineProperty(Math, 'random', { value: hostRandom });
+
+  const MAX_LENGTH = 2 ** 22;
+  const { isArray } = Array;
+  const { isView } = ArrayBuffer;
+  const { apply } = Reflect;
+  const tooLong = (name) => new RangeError('Array.prototype.' + name + ' refused: more than ' + MAX_LENGTH + ' elements (hooks are limited to lengths memory can hold)');
+  const checkLength = (name, target) => {
+    if (target === null || target === undefined || typeof target !== 'object') return;
+    if (isArray(target)) {
+      if (target.length > MAX_LENGTH) throw tooLong(name);
+      return;
+    }
+    if (isView(target)) return;
+    const length = getOwnPropertyDescriptor(target, 'length');
+    if (length === undefined) {
+      if ('length' in target) throw new TypeError('Array.prototype.' + name + ' refused: an array-like in a hook must have its own length');
+      return;
+    }
+    const { value } = length;
+    if (!('value' in length) || (typeof value === 'object' && value !== null) || typeof value === 'function') {
+      throw new TypeError('Array.prototype.' + name + ' refused: an array-like in a hook must have a plain number as its length');
+    }
+    if (Number(value) > MAX_LENGTH) throw tooLong(name);
+  };
+  const checkNested = (name, target, depth) => {
+    checkLength(name, target);
+    if (depth <= 0 || !isArray(target)) return;
+    for (let i = 0; i < target.length; i++) if (isArray(target[i])) checkNested(name, target[i], depth - 1);
+  };
+  const iterators = new Set(['entries', 'keys', 'values', Symbol.iterator]);
+  for (const key of ownKeys(Array.prototype)) {
+    const { value: method } = getOwnPropertyDescriptor(Array.prototype, key);
+    if (typeof method !== 'function' || key === 'constructor' || iterators.has(key)) continue;
+    const name = String(key);
+    hidden.push(method);
+    const guarded = {
+      [name](...args) {
+        checkLength(name, this);
+        if (name === 'concat') for (const arg of args) checkLength(name, arg);
+        if (name === 'flat') checkNested(name, this, args[0] === undefined ? 1 : Math.min(Number(args[0]) || 0, 100));
+        if (name === 'flatMap' && typeof args[0] === 'function') {
+          const [map, thisArg] = args;
+          return apply(method, this, [function (...mapArgs) { const mapped = apply(map, this, mapArgs); checkLength(name, mapped); return mapped; }, thisArg]);
+        }
+        return apply(method, this, args);
+      },
+    }[name];
+    defineProperty(guarded, 'length', { value: method.length });
+    defineProperty(Array.prototype, key, { value: guarded });
   }
 
   const refuse = (name) => function () {
@@ -53,12 +117,14 @@ export const HARDEN_REALM = String.raw`(() => {
   }
   delete globalThis.WeakRef;
   delete globalThis.FinalizationRegistry;
+  delete globalThis.Proxy;
 
   const overridable = (object, keys) => {
     for (const key of keys) {
       const descriptor = getOwnPropertyDescriptor(object, key);
       if (!descriptor || !('value' in descriptor) || !descriptor.writable) continue;
       const { value } = descriptor;
+      hidden.push(value);
       defineProperty(object, key, {
         get() { return value; },
         set(next) {

@@ -106,3 +106,142 @@ describe('the pool of hardened contexts', () => {
     box.close();
   });
 });
+
+/** One slot for every run, so that each run below follows the previous one in the same context. */
+function sharedSlot(): Sandbox {
+  return sandbox({ maxIdle: 1 });
+}
+
+const withInstance = (instance: unknown): SandboxGlobals => ({ values: { instance }, host: {} });
+
+describe('a reused context leaves nothing for the next run', () => {
+  it('freezes everything reachable from the global object, through getters and through what built-ins return', async () => {
+    const box = sharedSlot();
+    const walk = `async () => {
+      const seen = new Set();
+      const open = [];
+      const pending = [globalThis];
+      const visit = (value, path) => {
+        if (value === null || (typeof value !== 'object' && typeof value !== 'function') || seen.has(value)) return;
+        seen.add(value);
+        if (!Object.isFrozen(value)) open.push(path);
+        pending.push([value, path]);
+      };
+      visit(globalThis, 'globalThis');
+      pending.shift();
+      for (let item = pending.shift(); item; item = pending.shift()) {
+        const [value, path] = item;
+        visit(Object.getPrototypeOf(value), path + '.[[Prototype]]');
+        for (const key of Reflect.ownKeys(value)) {
+          const descriptor = Object.getOwnPropertyDescriptor(value, key);
+          const name = path + '.' + String(key);
+          if ('value' in descriptor) visit(descriptor.value, name);
+          for (const accessor of [descriptor.get, descriptor.set]) {
+            visit(accessor, name + '(accessor)');
+            if (accessor) try { visit(accessor.call(value), name + '()'); } catch {}
+          }
+          if (typeof descriptor.value === 'function' && descriptor.value !== globalThis.eval) {
+            try { const made = descriptor.value(); if (made !== null && typeof made === 'object') visit(Object.getPrototypeOf(made), name + '()..[[Prototype]]'); } catch {}
+          }
+        }
+      }
+      return { objects: seen.size, open };
+    }`;
+    const result = valueOf(await box.run(walk, NO_GRANTS)) as { objects: number; open: string[] };
+    expect(result.open).toEqual([]);
+    expect(result.objects).toBeGreaterThan(500);
+    box.close();
+  });
+
+  it('keeps a later run’s data from code a run hid behind a built-in method', async () => {
+    const box = sharedSlot();
+    const attacker = `async () => {
+      const own = Object.prototype.hasOwnProperty;
+      try { Object.defineProperty(own, 'call', { value: (target) => 'hijacked' }); return 'installed'; } catch (error) { return error.name; }
+    }`;
+    expect(valueOf(await box.run(attacker, NO_GRANTS, 'attacker'))).toBe('TypeError');
+    expect(valueOf(await box.run("async (instance) => Object.prototype.hasOwnProperty.call(instance, 'card')", withInstance({ card: '4111' }), 'victim'))).toBe(true);
+    expect(box.stats().slotsCreated).toBe(1);
+    box.close();
+  });
+
+  it('keeps the iterator prototypes of Iterator.concat frozen', async () => {
+    const box = sharedSlot();
+    expect(valueOf(await box.run('async () => { try { Object.getPrototypeOf(Iterator.concat()).stash = 1; return "stored" } catch (error) { return error.name } }', NO_GRANTS))).toBe('TypeError');
+    box.close();
+  });
+
+  it('draws Math.random from the host, so a run cannot tell how many numbers earlier runs drew', async () => {
+    const box = sharedSlot();
+    const draws = valueOf(await box.run('async () => { const seen = new Set(); for (let i = 0; i < 1000; i++) { const r = Math.random(); if (r < 0 || r >= 1) return "out of range"; seen.add(r); } return seen.size }', NO_GRANTS));
+    expect(draws).toBe(1000);
+    expect(valueOf(await box.run('async () => Math.random.toString()', NO_GRANTS))).not.toMatch(/xorshift/);
+    expect(valueOf(await box.run('async () => typeof Proxy', NO_GRANTS))).toBe('undefined');
+    box.close();
+  });
+
+  it('discards the context when code that closed its wrapper throws before the check can see it', async () => {
+    const box = sharedSlot();
+    const escaping = "1); }); let stash = ['s3cret']; throw new SyntaxError('x'); (() => { return (async () => 1";
+    expect(await box.run(escaping, NO_GRANTS)).toMatchObject({ ok: false, kind: 'syntax' });
+    expect(valueOf(await box.run('async () => typeof stash', NO_GRANTS))).toBe('undefined');
+    expect(box.stats().slotsCreated).toBe(2);
+    box.close();
+  });
+
+  it('refuses code with a NUL character, which the engine would cut short', async () => {
+    const box = sharedSlot();
+    expect(await box.run('async () => 1 /* \0 */', NO_GRANTS)).toEqual({ ok: false, kind: 'syntax', message: 'Hook code must not contain NUL characters' });
+    box.close();
+  });
+});
+
+describe('limits the interrupt handler cannot enforce alone', () => {
+  it.each([
+    ['includes on an array-like claiming 2^53 - 1 elements', 'Array.prototype.includes.call({ length: 2 ** 53 - 1 }, 1)', 'RangeError'],
+    ['lastIndexOf on the same, sent as a request body', 'Array.prototype.lastIndexOf.call(instance, 1)', 'RangeError'],
+    ['sort of a sparse array of 2^32 - 1 slots', 'new Array(2 ** 32 - 1).sort()', 'RangeError'],
+    ['join of the same', 'String(new Array(2 ** 32 - 1))', 'RangeError'],
+    ['concat of the same', '[].concat(new Array(2 ** 32 - 1))', 'RangeError'],
+    ['flat over a nested sparse array', '[[1], new Array(2 ** 32 - 1)].flat()', 'RangeError'],
+    ['flatMap returning a sparse array', '[1].flatMap(() => new Array(2 ** 32 - 1))', 'RangeError'],
+    ['an array-like whose length is a getter', 'Array.prototype.indexOf.call({ get length() { return 2 ** 53 - 1 } }, 1)', 'TypeError'],
+    ['an array-like whose length is an object', 'Array.prototype.indexOf.call({ length: { valueOf: () => 2 ** 53 - 1 } }, 1)', 'TypeError'],
+  ])('refuses %s', async (_case, expression, errorName) => {
+    const box = sharedSlot();
+    const code = `async (instance) => { try { return ${expression} } catch (error) { return error.name } }`;
+    expect(valueOf(await box.run(code, withInstance({ length: 2 ** 53 - 1 })))).toBe(errorName);
+    box.close();
+  });
+
+  it('still runs array methods on real arrays, arguments and typed arrays', async () => {
+    const box = sharedSlot();
+    const code = `async () => {
+      const args = (function () { return Array.prototype.slice.call(arguments); })(1, 2, 3);
+      return [[1, 2, 3].includes(2), args, Array.prototype.map.call('ab', (c) => c + c), Array.prototype.join.call(new Uint8Array([1, 2]), '-'),
+        [[1, [2]], [3]].flat(2), [1, 2].flatMap((x) => [x, x * 10]), [3, 1, 2].sort(), [1].concat([2], 3), Array.prototype.includes.name, Array.prototype.includes.length];
+    }`;
+    expect(valueOf(await box.run(code, NO_GRANTS))).toEqual([true, [1, 2, 3], ['aa', 'bb'], '1-2', [1, 2, 3], [1, 10, 2, 20], [1, 2, 3], [1, 2, 3], 'includes', 1]);
+    box.close();
+  });
+
+  it('reports a run whose built-in overran the CPU budget between two interrupt checks as a timeout, and discards its context', async () => {
+    const box = new Sandbox({ ...LIMITS, cpuMs: 5 }, { ...DEFAULT_POOL, maxIdle: 1 });
+    const outcome = await box.run('async () => Array.prototype.lastIndexOf.call({ length: 4000000 }, 1)', NO_GRANTS);
+    expect(outcome).toEqual({ ok: false, kind: 'timeout', message: 'Hook stopped: it computed for more than 5 ms' });
+    expect(valueOf(await box.run('async () => 1', NO_GRANTS))).toBe(1);
+    expect(box.stats().slotsCreated).toBe(2);
+    box.close();
+  });
+
+  it('calls no host function once the run is stopped, even from a getter the host reads', async () => {
+    const calls: unknown[] = [];
+    const globals: SandboxGlobals = { values: { instance: null }, host: { console: { log: { sync: () => undefined } }, db: { create: { async: async (args) => void calls.push(args) } } } };
+    const box = sharedSlot();
+    const outcome = await box.run('async () => { console.log({ get x() { for (;;); } }); db.create("t", { after: "the limit" }); return "accepted" }', globals);
+    expect(outcome).toMatchObject({ ok: false, kind: 'timeout' });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(calls).toEqual([]);
+    box.close();
+  });
+});

@@ -7,6 +7,7 @@ import {
   type QuickJSWASMModule,
   type VmCallResult,
 } from 'quickjs-emscripten';
+import { randomFillSync } from 'node:crypto';
 import { HARDEN_REALM } from './realm.js';
 
 /** Limits of one run. */
@@ -202,6 +203,9 @@ class SandboxSlot {
     let context: QuickJSContext | undefined;
     try {
       context = this.runtime.newContext();
+      const random = context.newFunction('random', () => context!.newNumber(secureRandom()));
+      context.setProp(context.global, '__hostRandom', random);
+      random.dispose();
       context.unwrapResult(context.evalCode(HARDEN_REALM, 'realm.js')).dispose();
       this.intrinsics = takeIntrinsics(context);
       this.context = context;
@@ -227,7 +231,11 @@ class SandboxSlot {
     }
     const factory = `(${names.join(', ')}) => { 'use strict'; return (\n${code}\n); }`;
     const compiled = this.context.evalCode(`(${factory})`, 'hook.js');
-    if (compiled.error) return compiled;
+    if (compiled.error) {
+      // Code that closed the wrapper may have declared global bindings before it threw.
+      this.tainted = true;
+      return compiled;
+    }
     if (!this.hasSource(compiled.value, factory)) {
       // The code closed the wrapper and ran statements of its own (a global `let` would outlive the run).
       compiled.value.dispose();
@@ -352,6 +360,8 @@ class SandboxRun {
   }
 
   async execute(code: string, globals: SandboxGlobals, cacheKey: string): Promise<SandboxOutcome> {
+    // The engine reads code and strings up to a NUL character: such code could never run as written.
+    if (code.includes('\0')) return { ok: false, kind: 'syntax', message: 'Hook code must not contain NUL characters' };
     this.host = globals.host;
     const args: QuickJSHandle[] = [];
     let instance: QuickJSHandle = this.context.undefined;
@@ -405,12 +415,15 @@ class SandboxRun {
 
   /** A guest call of host member `name` (or `name.method`) during this run. */
   callHost(name: string, method: string | undefined, args: QuickJSHandle[]): QuickJSHandle | VmCallResult<QuickJSHandle> {
+    if (this.stopped) return { error: this.context.newError('Hook stopped') };
     const granted = this.host[name];
     const member = granted && method !== undefined ? (isMember(granted) ? undefined : granted[method]) : granted;
     if (!member || !isMember(member)) return { error: this.context.newError(`${method ? `${name}.${method}` : name} is not available`) };
     if ('sync' in member) {
       try {
-        const result = this.toGuest(member.sync(args.map((arg) => this.fromGuest(arg))));
+        const values = args.map((arg) => this.fromGuest(arg));
+        if (this.stopped) return { error: this.context.newError('Hook stopped') };
+        const result = this.toGuest(member.sync(values));
         return result.error ? result : result.value;
       } catch (error) {
         return { error: this.context.newError(safeMessage(error)) };
@@ -421,6 +434,7 @@ class SandboxRun {
     let values: unknown[];
     try {
       values = args.map((arg) => this.fromGuest(arg));
+      if (this.stopped) throw new Error('Hook stopped');
     } catch (error) {
       this.finish(deferred, () => ({ error: this.context.newError(safeMessage(error)) }));
       return deferred.handle;
@@ -503,6 +517,7 @@ class SandboxRun {
     try {
       for (;;) {
         this.slice(() => this.runtime.executePendingJobs()).dispose();
+        if (this.stopped) return this.timeout();
         const state = this.context.getPromiseState(promise);
         if (state.type === 'fulfilled') return this.consume(state.value, (value) => this.fulfilled(value, instance));
         if (state.type === 'rejected') return this.failure(state.error);
@@ -537,6 +552,7 @@ class SandboxRun {
     if (typeof value !== 'string' && value !== undefined) return value;
     const copy = this.serialise('instance', instance);
     if (typeof copy !== 'string' && copy !== undefined) return copy;
+    if (this.stopped) return this.timeout();
     return { ok: true, value: value === undefined ? undefined : JSON.parse(value), instance: copy === undefined ? undefined : JSON.parse(copy) };
   }
 
@@ -611,6 +627,8 @@ class SandboxRun {
     } finally {
       this.cpuUsed += performance.now() - this.sliceStart;
       this.sliceStart = undefined;
+      // A built-in looping natively never reaches the interrupt handler: catch the overrun here.
+      if (this.cpuUsed > this.limits.cpuMs) this.stopped ??= 'cpu';
     }
   }
 
@@ -633,6 +651,20 @@ class SandboxRun {
 
 function isMember(value: HostMember | Record<string, HostMember>): value is HostMember {
   return 'sync' in value || 'async' in value;
+}
+
+const randomWords = new Uint32Array(1024);
+let nextRandomWord = randomWords.length;
+
+/** A double in [0, 1) from 53 bits of the operating system's randomness, drawn 4 KB at a time. */
+function secureRandom(): number {
+  if (nextRandomWord + 2 > randomWords.length) {
+    randomFillSync(randomWords);
+    nextRandomWord = 0;
+  }
+  const high = randomWords[nextRandomWord++]! >>> 5;
+  const low = randomWords[nextRandomWord++]! >>> 6;
+  return (high * 67_108_864 + low) / 9_007_199_254_740_992;
 }
 
 function safeMessage(error: unknown): string {
