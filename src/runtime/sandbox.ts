@@ -363,16 +363,16 @@ class SandboxRun {
     // The engine reads code and strings up to a NUL character: such code could never run as written.
     if (code.includes('\0')) return { ok: false, kind: 'syntax', message: 'Hook code must not contain NUL characters' };
     this.host = globals.host;
-    const args: QuickJSHandle[] = [];
+    const copies: QuickJSHandle[] = [];
     let instance: QuickJSHandle = this.context.undefined;
     try {
       for (const [name, value] of Object.entries(globals.values)) {
         const handle = this.toGuest(value);
         if (handle.error) return this.failure(handle.error);
-        args.push(handle.value);
+        copies.push(handle.value);
         if (name === 'instance') instance = handle.value;
       }
-      for (const [name, member] of Object.entries(globals.host)) args.push(this.slot.hostValue(name, member));
+      const args = [...copies, ...Object.entries(globals.host).map(([name, member]) => this.slot.hostValue(name, member))];
       const names = [...Object.keys(globals.values), ...Object.keys(globals.host)];
       const factory = this.slice(() => this.slot.factory(cacheKey, names, code));
       if (factory.error) return this.failure(factory.error, 'syntax');
@@ -389,7 +389,7 @@ class SandboxRun {
       if (promise.error) return this.failure(promise.error);
       return await this.settle(promise.value, instance);
     } finally {
-      for (const handle of args.slice(0, Object.keys(globals.values).length)) handle.dispose();
+      for (const handle of copies) handle.dispose();
     }
   }
 

@@ -29,6 +29,7 @@ export class RecordVersions {
   }
 
   set(generation: number, tableId: string, entry: RecordVersion): void {
+    if (generation < this.generation) return;
     if (generation !== this.generation) {
       this.entries.clear();
       this.generation = generation;
