@@ -22,6 +22,41 @@ export async function measure(url, request) {
   return load(url, request, DURATION_S);
 }
 
+/**
+ * Measures two loads on the same server alternately, A B B A, each for half of BENCH_DURATION
+ * after its warm-up, so that a drift of the machine or the database during the run (autovacuum,
+ * checkpoints, a neighbour's load) weighs on both sides alike instead of on the one measured
+ * first. Resolves with [a, b], each combined from its two halves: the mean rate, the larger p99
+ * and the summed counts.
+ */
+export async function measureAlternately(a, b) {
+  for (const side of [a, b]) assertLoopback(side.url);
+  const half = DURATION_S / 2;
+  const once = async (side) => {
+    if (WARMUP_S > 0) await load(side.url, side.request, WARMUP_S);
+    return load(side.url, side.request, half);
+  };
+  const a1 = await once(a);
+  const b1 = await once(b);
+  const b2 = await once(b);
+  const a2 = await once(a);
+  return [combine(a1, a2), combine(b1, b2)];
+}
+
+function combine(first, second) {
+  const sum = (key) => first[key] + second[key];
+  return {
+    requests: sum('requests'),
+    perSecond: (first.perSecond + second.perSecond) / 2,
+    durationS: sum('durationS'),
+    p99Ms: Math.max(first.p99Ms, second.p99Ms),
+    p50Ms: Math.max(first.p50Ms, second.p50Ms),
+    non2xx: sum('non2xx'),
+    errors: sum('errors'),
+    timeouts: sum('timeouts'),
+  };
+}
+
 async function load(url, request, durationS) {
   const options = { url, connections: CONNECTIONS, duration: durationS, method: 'POST', ...request };
   const optionsFile = join(tempFolder('load'), 'options.json');
