@@ -33,6 +33,8 @@ export interface Principal {
   readonly kind: 'user' | 'system' | 'integration';
   /** The user recorded as author; null for the system and for integrations without `x-userid`. */
   readonly userId: string | null;
+  /** That user's e-mail when authentication read it (sessions, `x-userid`), as hooks see the author. */
+  readonly userEmail?: string;
   readonly label: string;
   readonly isAdmin: boolean;
   /** Effective permissions for this request. */

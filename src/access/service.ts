@@ -361,7 +361,7 @@ export function userPrincipal(
   source: Principal['source'],
 ): Principal {
   const permissions = rolePermissions(storedPermissions);
-  return { kind: 'user', userId, label: email, isAdmin: permissions.has('admin'), permissions, source };
+  return { kind: 'user', userId, userEmail: email, label: email, isAdmin: permissions.has('admin'), permissions, source };
 }
 
 async function assertAnotherActiveAdmin(trx: Db, exceptUserId: string): Promise<void> {

@@ -252,6 +252,7 @@ export function integrationPrincipal(
   return {
     kind: 'integration',
     userId: actingUser?.id ?? null,
+    ...(actingUser ? { userEmail: actingUser.email } : {}),
     label: actingUser ? `${label} for ${actingUser.email}` : label,
     isAdmin: false,
     permissions: new Set(),

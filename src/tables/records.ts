@@ -315,11 +315,16 @@ export class RecordService {
   private async saveContext(principal: Principal, tableId: string): Promise<SaveContext> {
     const hooks = await this.saveHooks(tableId);
     if (!hooks.beforeSave.length && !hooks.afterSave.length) return NO_HOOKS;
-    const user = principal.userId
-      ? await this.ctx.db.selectFrom('users').select(['id as _id', 'email']).where('id', '=', principal.userId).executeTakeFirst()
-      : undefined;
     if (hooks.beforeSave.length) await this.dependencies().hookRuntime.prepare();
-    return { ...hooks, user: user ?? null };
+    return { ...hooks, user: await this.author(principal) };
+  }
+
+  /** The author as hooks see it: from the principal when authentication read the e-mail, else read. */
+  private async author(principal: Principal): Promise<HookUser | null> {
+    if (!principal.userId) return null;
+    if (principal.userEmail !== undefined) return { _id: principal.userId, email: principal.userEmail };
+    const user = await this.ctx.db.selectFrom('users').select(['id as _id', 'email']).where('id', '=', principal.userId).executeTakeFirst();
+    return user ?? null;
   }
 
   /** The table by `_id` or name (case-insensitive), from a cache dropped on every configuration change. */
