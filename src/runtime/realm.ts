@@ -29,43 +29,105 @@
 export const HARDEN_REALM = String.raw`(() => {
   'use strict';
   const { defineProperty, freeze, getOwnPropertyDescriptor, getPrototypeOf, hasOwn } = Object;
-  const { ownKeys } = Reflect;
+  const { apply, ownKeys } = Reflect;
+  const MAX_LENGTH = 2 ** 22;
 
-  const generatorFunction = getPrototypeOf(function* () {});
-  const asyncFunction = getPrototypeOf(async function () {});
-  const asyncGeneratorFunction = getPrototypeOf(async function* () {});
-  const hidden = [
-    generatorFunction,
-    asyncFunction,
-    asyncGeneratorFunction,
-    getPrototypeOf([][Symbol.iterator]()),
-    getPrototypeOf(new Map()[Symbol.iterator]()),
-    getPrototypeOf(new Set()[Symbol.iterator]()),
-    getPrototypeOf(''[Symbol.iterator]()),
-    getPrototypeOf('a'.matchAll(/a/g)),
-  ];
-  if (typeof Iterator === 'function') {
-    hidden.push(getPrototypeOf(Iterator.from({ next() { return { done: true, value: undefined }; } })));
-    hidden.push(getPrototypeOf([].values().map((x) => x)));
-    if (typeof Iterator.concat === 'function') hidden.push(getPrototypeOf(Iterator.concat()));
+  const syntax = {
+    generatorFunction: getPrototypeOf(function* () {}),
+    asyncFunction: getPrototypeOf(async function () {}),
+    asyncGeneratorFunction: getPrototypeOf(async function* () {}),
+    iterator: getPrototypeOf(getPrototypeOf([][Symbol.iterator]())),
+  };
+  const hidden = hiddenIntrinsics();
+  useHostRandom();
+  disableCodeGeneration();
+  delete globalThis.WeakRef;
+  delete globalThis.FinalizationRegistry;
+  delete globalThis.Proxy;
+  guardArrayMethods();
+  tameOverrideMistake();
+  return freezeAll([globalThis, ...hidden]);
+
+  /** Intrinsics no property of the global object leads to; more are added as they are replaced. */
+  function hiddenIntrinsics() {
+    const list = [
+      syntax.generatorFunction,
+      syntax.asyncFunction,
+      syntax.asyncGeneratorFunction,
+      getPrototypeOf([][Symbol.iterator]()),
+      getPrototypeOf(new Map()[Symbol.iterator]()),
+      getPrototypeOf(new Set()[Symbol.iterator]()),
+      getPrototypeOf(''[Symbol.iterator]()),
+      getPrototypeOf('a'.matchAll(/a/g)),
+    ];
+    if (typeof Iterator === 'function') {
+      list.push(getPrototypeOf(Iterator.from({ next() { return { done: true, value: undefined }; } })));
+      list.push(getPrototypeOf([].values().map((x) => x)));
+      if (typeof Iterator.concat === 'function') list.push(getPrototypeOf(Iterator.concat()));
+    }
+    return list;
   }
 
-  const hostRandom = globalThis.__hostRandom;
-  delete globalThis.__hostRandom;
-  defineProperty(Math, 'random', { value: hostRandom });
+  function useHostRandom() {
+    const hostRandom = globalThis.__hostRandom;
+    delete globalThis.__hostRandom;
+    defineProperty(Math, 'random', { value: hostRandom });
+  }
 
-  const MAX_LENGTH = 2 ** 22;
-  const { isArray } = Array;
-  const { isView } = ArrayBuffer;
-  const { apply } = Reflect;
-  const tooLong = (name) => new RangeError('Array.prototype.' + name + ' refused: more than ' + MAX_LENGTH + ' elements (hooks are limited to lengths memory can hold)');
-  const checkLength = (name, target) => {
+  function disableCodeGeneration() {
+    const refuse = (name) => function () {
+      throw new EvalError(name + ' is not allowed in hooks: code generation from strings is disabled; write the logic as plain functions');
+    };
+    defineProperty(globalThis, 'eval', { value: refuse('eval') });
+    const constructors = [['Function', Function.prototype], ['AsyncFunction', syntax.asyncFunction], ['GeneratorFunction', syntax.generatorFunction], ['AsyncGeneratorFunction', syntax.asyncGeneratorFunction]];
+    for (const [name, prototype] of constructors) {
+      const constructor = refuse(name);
+      defineProperty(constructor, 'name', { value: name });
+      defineProperty(constructor, 'prototype', { value: prototype, writable: false });
+      defineProperty(prototype, 'constructor', { value: constructor });
+      if (name === 'Function') defineProperty(globalThis, 'Function', { value: constructor });
+    }
+  }
+
+  function guardArrayMethods() {
+    const iterators = new Set(['entries', 'keys', 'values', Symbol.iterator]);
+    for (const key of ownKeys(Array.prototype)) {
+      const { value: method } = getOwnPropertyDescriptor(Array.prototype, key);
+      if (typeof method !== 'function' || key === 'constructor' || iterators.has(key)) continue;
+      hidden.push(method);
+      const guarded = guardedMethod(String(key), method);
+      defineProperty(guarded, 'length', { value: method.length });
+      defineProperty(Array.prototype, key, { value: guarded });
+    }
+  }
+
+  function guardedMethod(name, method) {
+    return {
+      [name](...args) {
+        checkLength(name, this);
+        if (name === 'concat') for (const arg of args) checkLength(name, arg);
+        if (name === 'flat') checkNested(name, this, args[0] === undefined ? 1 : Math.min(Number(args[0]) || 0, 100));
+        if (name === 'flatMap' && typeof args[0] === 'function') {
+          const [map, thisArg] = args;
+          const checkedMap = function (...mapArgs) {
+            const mapped = apply(map, this, mapArgs);
+            checkLength(name, mapped);
+            return mapped;
+          };
+          return apply(method, this, [checkedMap, thisArg]);
+        }
+        return apply(method, this, args);
+      },
+    }[name];
+  }
+
+  function checkLength(name, target) {
     if (target === null || target === undefined || typeof target !== 'object') return;
-    if (isArray(target)) {
+    if (Array.isArray(target)) {
       if (target.length > MAX_LENGTH) throw tooLong(name);
       return;
     }
-    if (isView(target)) return;
+    if (ArrayBuffer.isView(target)) return;
     const length = getOwnPropertyDescriptor(target, 'length');
     if (length === undefined) {
       if ('length' in target) throw new TypeError('Array.prototype.' + name + ' refused: an array-like in a hook must have its own length');
@@ -76,50 +138,31 @@ export const HARDEN_REALM = String.raw`(() => {
       throw new TypeError('Array.prototype.' + name + ' refused: an array-like in a hook must have a plain number as its length');
     }
     if (Number(value) > MAX_LENGTH) throw tooLong(name);
-  };
-  const checkNested = (name, target, depth) => {
+  }
+
+  function checkNested(name, target, depth) {
     checkLength(name, target);
-    if (depth <= 0 || !isArray(target)) return;
-    for (let i = 0; i < target.length; i++) if (isArray(target[i])) checkNested(name, target[i], depth - 1);
-  };
-  const iterators = new Set(['entries', 'keys', 'values', Symbol.iterator]);
-  for (const key of ownKeys(Array.prototype)) {
-    const { value: method } = getOwnPropertyDescriptor(Array.prototype, key);
-    if (typeof method !== 'function' || key === 'constructor' || iterators.has(key)) continue;
-    const name = String(key);
-    hidden.push(method);
-    const guarded = {
-      [name](...args) {
-        checkLength(name, this);
-        if (name === 'concat') for (const arg of args) checkLength(name, arg);
-        if (name === 'flat') checkNested(name, this, args[0] === undefined ? 1 : Math.min(Number(args[0]) || 0, 100));
-        if (name === 'flatMap' && typeof args[0] === 'function') {
-          const [map, thisArg] = args;
-          return apply(method, this, [function (...mapArgs) { const mapped = apply(map, this, mapArgs); checkLength(name, mapped); return mapped; }, thisArg]);
-        }
-        return apply(method, this, args);
-      },
-    }[name];
-    defineProperty(guarded, 'length', { value: method.length });
-    defineProperty(Array.prototype, key, { value: guarded });
+    if (depth <= 0 || !Array.isArray(target)) return;
+    for (let i = 0; i < target.length; i++) if (Array.isArray(target[i])) checkNested(name, target[i], depth - 1);
   }
 
-  const refuse = (name) => function () {
-    throw new EvalError(name + ' is not allowed in hooks: code generation from strings is disabled; write the logic as plain functions');
-  };
-  defineProperty(globalThis, 'eval', { value: refuse('eval') });
-  for (const [name, prototype] of [['Function', Function.prototype], ['AsyncFunction', asyncFunction], ['GeneratorFunction', generatorFunction], ['AsyncGeneratorFunction', asyncGeneratorFunction]]) {
-    const constructor = refuse(name);
-    defineProperty(constructor, 'name', { value: name });
-    defineProperty(constructor, 'prototype', { value: prototype, writable: false });
-    defineProperty(prototype, 'constructor', { value: constructor });
-    if (name === 'Function') defineProperty(globalThis, 'Function', { value: constructor });
+  function tooLong(name) {
+    return new RangeError('Array.prototype.' + name + ' refused: more than ' + MAX_LENGTH + ' elements (hooks are limited to lengths memory can hold)');
   }
-  delete globalThis.WeakRef;
-  delete globalThis.FinalizationRegistry;
-  delete globalThis.Proxy;
 
-  const overridable = (object, keys) => {
+  function tameOverrideMistake() {
+    const errorKeys = ['constructor', 'message', 'name', 'toString'];
+    overridable(Object.prototype, ['constructor', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', 'toString', 'valueOf']);
+    overridable(Function.prototype, ['constructor', 'apply', 'bind', 'call', 'toString']);
+    overridable(Array.prototype, ['constructor', 'concat', 'push', 'toString']);
+    overridable(Promise.prototype, ['constructor']);
+    overridable(syntax.iterator, ['constructor', 'toString', Symbol.toStringTag]);
+    for (const name of ['Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError', 'EvalError', 'URIError', 'AggregateError', 'InternalError']) {
+      if (typeof globalThis[name] === 'function') overridable(globalThis[name].prototype, errorKeys);
+    }
+  }
+
+  function overridable(object, keys) {
     for (const key of keys) {
       const descriptor = getOwnPropertyDescriptor(object, key);
       if (!descriptor || !('value' in descriptor) || !descriptor.writable) continue;
@@ -136,30 +179,23 @@ export const HARDEN_REALM = String.raw`(() => {
         configurable: false,
       });
     }
-  };
-  const errorKeys = ['constructor', 'message', 'name', 'toString'];
-  overridable(Object.prototype, ['constructor', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString', 'toString', 'valueOf']);
-  overridable(Function.prototype, ['constructor', 'apply', 'bind', 'call', 'toString']);
-  overridable(Array.prototype, ['constructor', 'concat', 'push', 'toString']);
-  overridable(Promise.prototype, ['constructor']);
-  overridable(getPrototypeOf(hidden[3]), ['constructor', 'toString', Symbol.toStringTag]);
-  for (const name of ['Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError', 'EvalError', 'URIError', 'AggregateError', 'InternalError']) {
-    if (typeof globalThis[name] === 'function') overridable(globalThis[name].prototype, errorKeys);
   }
 
-  const seen = new Set();
-  const pending = [globalThis, ...hidden];
-  while (pending.length > 0) {
-    const value = pending.pop();
-    if (value === null || (typeof value !== 'object' && typeof value !== 'function') || seen.has(value)) continue;
-    seen.add(value);
-    freeze(value);
-    pending.push(getPrototypeOf(value));
-    for (const key of ownKeys(value)) {
-      const descriptor = getOwnPropertyDescriptor(value, key);
-      if ('value' in descriptor) pending.push(descriptor.value);
-      else pending.push(descriptor.get, descriptor.set);
+  function freezeAll(roots) {
+    const seen = new Set();
+    const pending = [...roots];
+    while (pending.length > 0) {
+      const value = pending.pop();
+      if (value === null || (typeof value !== 'object' && typeof value !== 'function') || seen.has(value)) continue;
+      seen.add(value);
+      freeze(value);
+      pending.push(getPrototypeOf(value));
+      for (const key of ownKeys(value)) {
+        const descriptor = getOwnPropertyDescriptor(value, key);
+        if ('value' in descriptor) pending.push(descriptor.value);
+        else pending.push(descriptor.get, descriptor.set);
+      }
     }
+    return seen.size;
   }
-  return seen.size;
 })()`;
