@@ -31,6 +31,7 @@ export const HARDEN_REALM = String.raw`(() => {
   const { defineProperty, freeze, getOwnPropertyDescriptor, getPrototypeOf, hasOwn } = Object;
   const { apply, ownKeys } = Reflect;
   const MAX_LENGTH = 2 ** 22;
+  const TypedArray = getPrototypeOf(Int8Array);
 
   const syntax = {
     generatorFunction: getPrototypeOf(function* () {}),
@@ -105,8 +106,12 @@ export const HARDEN_REALM = String.raw`(() => {
     return {
       [name](...args) {
         checkLength(name, this);
-        if (name === 'concat') for (const arg of args) checkLength(name, arg);
-        if (name === 'flat') checkNested(name, this, args[0] === undefined ? 1 : Math.min(Number(args[0]) || 0, 100));
+        if (name === 'concat') return apply(method, this, checkedSpreads(name, this, args));
+        if (name === 'flat') {
+          const depth = args[0] === undefined ? 1 : Math.min(Math.trunc(Number(args[0])) || 0, 100);
+          checkNested(name, this, depth);
+          return apply(method, this, [depth]);
+        }
         if (name === 'flatMap' && typeof args[0] === 'function') {
           const [map, thisArg] = args;
           const checkedMap = function (...mapArgs) {
@@ -121,13 +126,24 @@ export const HARDEN_REALM = String.raw`(() => {
     }[name];
   }
 
+  /** concat's inputs, refused when a getter could grow one of them while concat runs. */
+  function checkedSpreads(name, target, args) {
+    for (const value of [target, ...args]) {
+      checkLength(name, value);
+      if (value !== null && (typeof value === 'object' || typeof value === 'function') && Symbol.isConcatSpreadable in value) {
+        throw new TypeError('Array.prototype.concat refused: Symbol.isConcatSpreadable is not supported in hooks');
+      }
+    }
+    return args;
+  }
+
   function checkLength(name, target) {
-    if (target === null || target === undefined || typeof target !== 'object') return;
+    if (target === null || (typeof target !== 'object' && typeof target !== 'function')) return;
     if (Array.isArray(target)) {
       if (target.length > MAX_LENGTH) throw tooLong(name);
       return;
     }
-    if (ArrayBuffer.isView(target)) return;
+    if (target instanceof TypedArray && !hasOwn(target, 'length')) return;
     const length = getOwnPropertyDescriptor(target, 'length');
     if (length === undefined) {
       if ('length' in target) throw new TypeError('Array.prototype.' + name + ' refused: an array-like in a hook must have its own length');
@@ -143,7 +159,11 @@ export const HARDEN_REALM = String.raw`(() => {
   function checkNested(name, target, depth) {
     checkLength(name, target);
     if (depth <= 0 || !Array.isArray(target)) return;
-    for (let i = 0; i < target.length; i++) if (Array.isArray(target[i])) checkNested(name, target[i], depth - 1);
+    for (let i = 0; i < target.length; i++) {
+      const element = getOwnPropertyDescriptor(target, i);
+      if (element && !('value' in element)) throw new TypeError('Array.prototype.' + name + ' refused: an array with getters for elements');
+      if (element && Array.isArray(element.value)) checkNested(name, element.value, depth - 1);
+    }
   }
 
   function tooLong(name) {

@@ -248,3 +248,32 @@ describe('limits the interrupt handler cannot enforce alone', () => {
     box.close();
   });
 });
+
+describe('what a second review found', () => {
+  it.each([
+    ['a function claiming 2^53 - 1 elements', 'Array.prototype.lastIndexOf.call(class { static length = 2 ** 53 - 1 }, 1)', 'RangeError'],
+    ['a DataView given a length', 'Array.prototype.includes.call(Object.defineProperty(new DataView(new ArrayBuffer(1)), "length", { value: 2 ** 53 - 1 }), 1)', 'RangeError'],
+    [
+      'concat whose spreadable getter grows a later argument',
+      '(() => { const big = { length: 0, [Symbol.isConcatSpreadable]: true }; const first = { length: 0, get [Symbol.isConcatSpreadable]() { big.length = 2 ** 52; return true } }; return [].concat(first, big).length })()',
+      'TypeError',
+    ],
+    ['flat whose depth would answer differently the second time (it is read once: depth 0)', '(() => { let n = 0; return [[new Array(2 ** 32 - 1)]].flat({ valueOf() { return n++ === 0 ? 0 : 2 } }).length })()', 1],
+    ['flat over an element getter', '(() => { let n = 0; const a = [0]; Object.defineProperty(a, 0, { get() { return n++ < 1 ? 0 : new Array(2 ** 32 - 1) } }); return a.flat().length })()', 'TypeError'],
+  ])('refuses %s', async (_case, expression, errorName) => {
+    const box = sharedSlot();
+    expect(valueOf(await box.run(`async () => { try { return ${expression} } catch (error) { return error.name } }`, NO_GRANTS))).toBe(errorName);
+    box.close();
+  });
+
+  it('copies at most 2 MB of arguments out of the guest per host call, whatever the hook’s own memory', async () => {
+    const lines: string[] = [];
+    const globals: SandboxGlobals = { values: { instance: null }, host: { console: { log: { sync: (args) => void lines.push(String(args.length)) } } } };
+    const box = sharedSlot();
+    const code = "async () => { const s = 'x'.repeat(1024 * 1024); try { console.log(...new Array(1000).fill(s)); return 'logged' } catch (error) { return error.message } }";
+    expect(valueOf(await box.run(code, globals))).toBe('the arguments of one call may hold at most 2097152 characters in all');
+    expect(lines).toEqual([]);
+    expect(valueOf(await box.run("async () => { console.log('x'.repeat(1000)); return 'logged' }", globals))).toBe('logged');
+    box.close();
+  });
+});

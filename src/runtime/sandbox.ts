@@ -67,6 +67,9 @@ export interface SandboxPoolOptions {
   maxCompiledPerSlot: number;
 }
 
+/** Characters the arguments of one host call (console.log, fetch, db, ...) may copy out of the guest: 2 MB, the request limit. */
+export const HOST_CALL_MAX_CHARS = 2 * 1024 * 1024;
+
 export const DEFAULT_POOL: SandboxPoolOptions = { maxIdle: 8, maxRunsPerSlot: 10_000, maxCompiledPerSlot: 64 };
 
 /**
@@ -117,8 +120,13 @@ export class Sandbox {
           ? { ok: false, kind: 'memory', message: 'Hook stopped: it exhausted the stack' }
           : { ok: false, kind: 'thrown', message: 'The hook runtime failed' };
     }
-    const clean = run.end() && (outcome.ok || (outcome.kind !== 'timeout' && outcome.kind !== 'memory'));
-    this.release(slot, clean);
+    try {
+      const clean = run.end() && (outcome.ok || (outcome.kind !== 'timeout' && outcome.kind !== 'memory'));
+      this.release(slot, clean);
+    } catch {
+      // The engine failed while releasing the run (a broken module): never reuse it.
+      this.drop(loading);
+    }
     return outcome;
   }
 
@@ -421,7 +429,7 @@ class SandboxRun {
     if (!member || !isMember(member)) return { error: this.context.newError(`${method ? `${name}.${method}` : name} is not available`) };
     if ('sync' in member) {
       try {
-        const values = args.map((arg) => this.fromGuest(arg));
+        const values = this.argumentsFromGuest(args);
         if (this.stopped) return { error: this.context.newError('Hook stopped') };
         const result = this.toGuest(member.sync(values));
         return result.error ? result : result.value;
@@ -433,7 +441,7 @@ class SandboxRun {
     this.pending.add(deferred);
     let values: unknown[];
     try {
-      values = args.map((arg) => this.fromGuest(arg));
+      values = this.argumentsFromGuest(args);
       if (this.stopped) throw new Error('Hook stopped');
     } catch (error) {
       this.finish(deferred, () => ({ error: this.context.newError(safeMessage(error)) }));
@@ -491,16 +499,26 @@ class SandboxRun {
     return object;
   }
 
-  /** A host copy of a guest value: strings and numbers directly, others through the guest's JSON.stringify. */
-  private fromGuest(handle: QuickJSHandle): unknown {
+  /** Host copies of the arguments of one host call, at most HOST_CALL_MAX_CHARS characters in all. */
+  private argumentsFromGuest(args: QuickJSHandle[]): unknown[] {
+    const budget = { chars: HOST_CALL_MAX_CHARS };
+    return args.map((arg) => this.fromGuest(arg, budget));
+  }
+
+  /**
+   * A host copy of a guest value: strings and numbers directly, others through the guest's
+   * JSON.stringify. Text is measured in the guest before it is copied out, so that the host never
+   * holds more than `budget` allows (a hook's own memory limit does not bound the host's copies).
+   */
+  private fromGuest(handle: QuickJSHandle, budget: { chars: number }): unknown {
     const { context } = this;
     const type = context.typeof(handle);
-    if (type === 'string') return context.getString(handle);
+    if (type === 'string') return this.copyText(handle, budget);
     if (type === 'number') return context.getNumber(handle);
     if (type === 'undefined') return undefined;
     const json = this.slice(() => context.callFunction(this.intrinsics.stringify, context.undefined, handle));
     if (!json.error) {
-      const text = this.consume(json.value, (value) => this.asString(value));
+      const text = this.consume(json.value, (value) => (context.typeof(value) === 'string' ? this.copyText(value, budget) : undefined));
       if (text !== undefined) return JSON.parse(text);
     } else {
       json.error.dispose();
@@ -510,7 +528,14 @@ class SandboxRun {
       shown.error.dispose();
       return new Unserialisable(`[${type}]`);
     }
-    return new Unserialisable(this.consume(shown.value, (value) => this.asString(value)) ?? `[${type}]`);
+    return new Unserialisable(this.consume(shown.value, (value) => (context.typeof(value) === 'string' ? this.copyText(value, budget) : undefined)) ?? `[${type}]`);
+  }
+
+  private copyText(handle: QuickJSHandle, budget: { chars: number }): string {
+    const length = this.consume(this.context.getProp(handle, 'length'), (value) => this.context.getNumber(value));
+    budget.chars -= length;
+    if (budget.chars < 0) throw new Error(`the arguments of one call may hold at most ${HOST_CALL_MAX_CHARS} characters in all`);
+    return this.context.getString(handle);
   }
 
   private async settle(promise: QuickJSHandle, instance: QuickJSHandle): Promise<SandboxOutcome> {
