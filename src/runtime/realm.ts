@@ -46,6 +46,7 @@ export const HARDEN_REALM = String.raw`(() => {
   delete globalThis.FinalizationRegistry;
   delete globalThis.Proxy;
   guardArrayMethods();
+  guardStringSearch();
   tameOverrideMistake();
   return freezeAll([globalThis, ...hidden]);
 
@@ -168,6 +169,91 @@ export const HARDEN_REALM = String.raw`(() => {
 
   function tooLong(name) {
     return new RangeError('Array.prototype.' + name + ' refused: more than ' + MAX_LENGTH + ' elements (hooks are limited to lengths memory can hold)');
+  }
+
+  /**
+   * The engine searches strings naively, in a native loop the interrupt never reaches: a 200 000-
+   * character needle in a 400 000-character text (a 600 KB webhook body) held the thread 27 s.
+   * A search whose naive worst case passes 2^24 character comparisons runs here instead, in
+   * linear time (Knuth-Morris-Pratt) and in code the CPU budget can stop; same answers.
+   */
+  function guardStringSearch() {
+    const costly = (text, needle) => typeof needle === 'string' && needle.length > 1 && (text.length - needle.length + 1) * needle.length > 2 ** 24;
+    const search = { indexOf: linearIndexOf, includes: (text, needle, position) => linearIndexOf(text, needle, position) !== -1, split: linearSplit, replace: (text, needle, replacement) => linearReplace(text, needle, replacement, false), replaceAll: (text, needle, replacement) => linearReplace(text, needle, replacement, true) };
+    for (const name of ['indexOf', 'includes', 'split', 'replace', 'replaceAll']) {
+      const method = String.prototype[name];
+      const custom = name === 'split' ? Symbol.split : name.startsWith('replace') ? Symbol.replace : undefined;
+      hidden.push(method);
+      const guarded = {
+        [name](needle, ...rest) {
+          if (this === null || this === undefined) return apply(method, this, [needle, ...rest]);
+          const text = typeof this === 'string' ? this : String(this);
+          const pattern = typeof needle === 'object' && needle !== null && !(needle instanceof RegExp) && !(custom && custom in needle) ? String(needle) : needle;
+          if (costly(text, pattern)) return search[name](text, pattern, ...rest);
+          return apply(method, text, [pattern, ...rest]);
+        },
+      }[name];
+      defineProperty(guarded, 'length', { value: method.length });
+      defineProperty(String.prototype, name, { value: guarded });
+    }
+  }
+
+  function linearIndexOf(text, needle, position) {
+    const m = needle.length;
+    const failure = new Int32Array(m);
+    for (let i = 1, k = 0; i < m; i++) {
+      while (k > 0 && needle.charCodeAt(i) !== needle.charCodeAt(k)) k = failure[k - 1];
+      if (needle.charCodeAt(i) === needle.charCodeAt(k)) k++;
+      failure[i] = k;
+    }
+    const from = Math.min(Math.max(Math.trunc(Number(position)) || 0, 0), text.length);
+    for (let i = from, k = 0; i < text.length; i++) {
+      while (k > 0 && text.charCodeAt(i) !== needle.charCodeAt(k)) k = failure[k - 1];
+      if (text.charCodeAt(i) === needle.charCodeAt(k)) k++;
+      if (k === m) return i - m + 1;
+    }
+    return -1;
+  }
+
+  function linearSplit(text, needle, limit) {
+    const max = limit === undefined ? 2 ** 32 - 1 : limit >>> 0;
+    const parts = [];
+    if (max === 0) return parts;
+    let start = 0;
+    for (let at = linearIndexOf(text, needle, 0); at !== -1; at = linearIndexOf(text, needle, start)) {
+      parts.push(text.slice(start, at));
+      if (parts.length === max) return parts;
+      start = at + needle.length;
+    }
+    parts.push(text.slice(start));
+    return parts;
+  }
+
+  function linearReplace(text, needle, replacement, all) {
+    const substitute = typeof replacement === 'function' ? replacement : String(replacement);
+    let result = '';
+    let start = 0;
+    for (let at = linearIndexOf(text, needle, 0); at !== -1; at = all ? linearIndexOf(text, needle, start) : -1) {
+      result += text.slice(start, at) + (typeof substitute === 'function' ? String(substitute(needle, at, text)) : substitution(substitute, needle, at, text));
+      start = at + needle.length;
+      if (!all) break;
+    }
+    return result + text.slice(start);
+  }
+
+  /** GetSubstitution for a string pattern: $$, $&, $ and a backtick, $' (no groups). */
+  function substitution(template, matched, position, text) {
+    let out = '';
+    for (let i = 0; i < template.length; i++) {
+      const next = template[i + 1];
+      if (template[i] !== '$' || next === undefined) out += template[i];
+      else if (next === '$') { out += '$'; i++; }
+      else if (next === '&') { out += matched; i++; }
+      else if (next === '\x60') { out += text.slice(0, position); i++; }
+      else if (next === "'") { out += text.slice(position + matched.length); i++; }
+      else out += '$';
+    }
+    return out;
   }
 
   function tameOverrideMistake() {

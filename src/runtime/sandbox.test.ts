@@ -277,3 +277,49 @@ describe('what a second review found', () => {
     box.close();
   });
 });
+
+describe('string search on long inputs', () => {
+  const text = 'a'.repeat(400_000);
+  const needle = `${'a'.repeat(200_000)}b`;
+
+  it('stops a quadratic search over a webhook body at the CPU budget instead of holding the server', async () => {
+    const box = sharedSlot(LIMITS);
+    const started = performance.now();
+    const outcome = await box.run('async (instance) => instance.text.includes(instance.needle)', withInstance({ text, needle }));
+    // The linear search either answers within the budget or is stopped by it; the engine's own took 27 s.
+    if (outcome.ok) expect(outcome.value).toBe(false);
+    else expect(outcome.kind).toBe('timeout');
+    expect(performance.now() - started).toBeLessThan(LIMITS.wallMs);
+    box.close();
+  });
+
+  it('answers long searches exactly as the engine would', async () => {
+    const box = sharedSlot();
+    const haystack = `${'x'.repeat(100_000)}[needle.*]${'y'.repeat(1000)}[needle.*]`;
+    const long = `[needle.*]${'z'.repeat(200)}`;
+    const code = `async (instance) => {
+      const { haystack, long } = instance;
+      const needle = '[needle.*]' + 'y'.repeat(300);
+      return [haystack.indexOf(needle), haystack.includes(needle), haystack.indexOf(needle, 100011), haystack.includes(long),
+        haystack.split(needle).length, haystack.replace(needle, '$&!').length, haystack.replaceAll('[needle.*]' + 'y'.repeat(1000), '-').length,
+        haystack.replace(needle, "$$\x60$'").length, haystack.replace(needle, (match, at) => match.length + '@' + at).slice(99990, 100020), haystack.split(needle, 1),
+        'short'.indexOf('or'), String.prototype.indexOf.length];
+    }`;
+    const needle = `[needle.*]${'y'.repeat(300)}`;
+    expect(valueOf(await box.run(code, withInstance({ haystack, long })))).toEqual([
+      haystack.indexOf(needle),
+      true,
+      haystack.indexOf(needle, 100011),
+      false,
+      haystack.split(needle).length,
+      haystack.replace(needle, '$&!').length,
+      haystack.replaceAll(`[needle.*]${'y'.repeat(1000)}`, '-').length,
+      haystack.replace(needle, "$$\x60$'").length,
+      haystack.replace(needle, (match: string, at: number) => `${match.length}@${at}`).slice(99990, 100020),
+      haystack.split(needle, 1),
+      'short'.indexOf('or'),
+      1,
+    ]);
+    box.close();
+  });
+});
