@@ -47,6 +47,7 @@ export const HARDEN_REALM = String.raw`(() => {
   delete globalThis.Proxy;
   guardArrayMethods();
   guardStringSearch();
+  guardNormalization();
   tameOverrideMistake();
   return freezeAll([globalThis, ...hidden]);
 
@@ -195,6 +196,40 @@ export const HARDEN_REALM = String.raw`(() => {
       }[name];
       defineProperty(guarded, 'length', { value: method.length });
       defineProperty(String.prototype, name, { value: guarded });
+    }
+  }
+
+  /**
+   * The engine orders combining marks with an insertion sort, natively: normalising 200 000 marks
+   * in a row held the thread 56 s. normalize and localeCompare refuse runs of more than 1024.
+   */
+  function guardNormalization() {
+    for (const name of ['normalize', 'localeCompare']) {
+      const method = String.prototype[name];
+      hidden.push(method);
+      const guarded = {
+        [name](...args) {
+          if (this === null || this === undefined) return apply(method, this, args);
+          const text = typeof this === 'string' ? this : String(this);
+          checkMarkRuns(name, text);
+          if (name === 'localeCompare') {
+            const that = String(args[0]);
+            checkMarkRuns(name, that);
+            return apply(method, text, [that, ...args.slice(1)]);
+          }
+          return apply(method, text, args);
+        },
+      }[name];
+      defineProperty(guarded, 'length', { value: method.length });
+      defineProperty(String.prototype, name, { value: guarded });
+    }
+  }
+
+  function checkMarkRuns(name, text) {
+    if (text.length <= 1024) return;
+    const marks = /\p{M}+/gu;
+    for (let run = marks.exec(text); run !== null; run = marks.exec(text)) {
+      if (run[0].length > 1024) throw new RangeError('String.prototype.' + name + ' refused: more than 1024 combining marks in a row');
     }
   }
 

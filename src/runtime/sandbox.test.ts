@@ -323,3 +323,23 @@ describe('string search on long inputs', () => {
     box.close();
   });
 });
+
+describe('normalisation of long runs of combining marks', () => {
+  it('refuses normalize and localeCompare over more than 1024 marks in a row, sent in a body', async () => {
+    const box = sharedSlot(LIMITS);
+    const name = '\u0301'.repeat(100_000) + '\u0316'.repeat(100_000);
+    const started = performance.now();
+    const code = 'async (instance) => { const out = []; for (const f of [() => instance.name.normalize(), () => "x".localeCompare(instance.name)]) { try { f(); out.push("ran") } catch (error) { out.push(error.name) } } return out }';
+    expect(valueOf(await box.run(code, withInstance({ name })))).toEqual(['RangeError', 'RangeError']);
+    expect(performance.now() - started).toBeLessThan(LIMITS.wallMs);
+    box.close();
+  });
+
+  it('still normalises and compares ordinary text, long or short', async () => {
+    const box = sharedSlot();
+    const long = 'e\u0301'.repeat(5000);
+    const code = "async (instance) => [instance.long.normalize('NFC').length, 'e\\u0301'.normalize(), 'a'.localeCompare('b'), instance.long.localeCompare(instance.long)]";
+    expect(valueOf(await box.run(code, withInstance({ long })))).toEqual([long.normalize('NFC').length, 'é', -1, 0]);
+    box.close();
+  });
+});
