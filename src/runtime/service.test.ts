@@ -479,6 +479,19 @@ describe('hook_runs', () => {
     expect(row.console[0]).toBe(`[info] ${'x'.repeat(493)}`);
   });
 
+  it('stores the run’s own start time and keeps the order of runs across batches of 100', async () => {
+    const before = Date.now();
+    const names = Array.from({ length: 250 }, (_, i) => `batched-${String(i).padStart(3, '0')}`);
+    for (const name of names) await run('async () => 1', { hook: hook('async () => 1', name) });
+    const after = Date.now();
+    await runtime.flushRunLog();
+    const rows = await server.server.services.ctx.db.selectFrom('hook_runs').select(['hook_name', 'started_at']).where('hook_name', 'like', 'batched-%').orderBy('id').execute();
+    expect(rows.map((row) => row.hook_name)).toEqual(names);
+    for (const row of rows) expect(row.started_at.getTime()).toBeGreaterThanOrEqual(before - 1);
+    expect(rows.at(-1)!.started_at.getTime()).toBeLessThanOrEqual(after);
+    expect(rows[0]!.started_at.getTime()).toBeLessThanOrEqual(rows.at(-1)!.started_at.getTime());
+  });
+
   it('records a run of a hook that is not stored with no hook_id', async () => {
     await run('async () => 1', { hook: hook('async () => 1', 'ephemeral') });
     await runtime.flushRunLog();
