@@ -1,11 +1,11 @@
-// Bundles src/ into dist/main.js. With --if-needed it does nothing when dist is newer than src.
+// Bundles src/ into dist/main.js and the sandbox's worker thread into dist/sandbox-worker.js. With --if-needed it does nothing when dist is newer than src.
 import { build } from 'esbuild';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const outfile = join(root, 'dist', 'main.js');
+const entries = { main: join(root, 'src', 'main.ts'), 'sandbox-worker': join(root, 'src', 'runtime', 'sandbox-worker.ts') };
 
 function newestMtime(dir) {
   let newest = 0;
@@ -18,13 +18,14 @@ function newestMtime(dir) {
 
 export async function buildIfNeeded({ force = false } = {}) {
   const sources = Math.max(newestMtime(join(root, 'src')), statSync(join(root, 'package.json')).mtimeMs);
-  if (!force && existsSync(outfile) && statSync(outfile).mtimeMs >= sources) return false;
+  const built = Object.keys(entries).map((name) => join(root, 'dist', `${name}.js`));
+  if (!force && built.every((file) => existsSync(file) && statSync(file).mtimeMs >= sources)) return false;
   // Build beside the target and rename: a process starting meanwhile never imports half a file.
   const staging = join(root, 'dist', `.staging-${process.pid}`);
   mkdirSync(staging, { recursive: true });
   await build({
-    entryPoints: [join(root, 'src', 'main.ts')],
-    outfile: join(staging, 'main.js'),
+    entryPoints: entries,
+    outdir: staging,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -37,8 +38,11 @@ export async function buildIfNeeded({ force = false } = {}) {
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     logLevel: 'warning',
   });
-  renameSync(join(staging, 'main.js.map'), `${outfile}.map`);
-  renameSync(join(staging, 'main.js'), outfile);
+  // The worker first: a process importing the new main.js may start workers at once.
+  for (const name of Object.keys(entries).reverse()) {
+    renameSync(join(staging, `${name}.js.map`), join(root, 'dist', `${name}.js.map`));
+    renameSync(join(staging, `${name}.js`), join(root, 'dist', `${name}.js`));
+  }
   rmSync(staging, { recursive: true, force: true });
   return true;
 }

@@ -29,6 +29,7 @@ const envSchema = z.object({
   TRELLIS_HOOK_TIMEOUT_MS: z.coerce.number().int().min(10).max(300_000).default(5000),
   TRELLIS_HOOK_CPU_MS: z.coerce.number().int().min(1).max(60_000).default(200),
   TRELLIS_HOOK_MEMORY_MB: z.coerce.number().int().min(4).max(1024).default(32),
+  TRELLIS_HOOK_WORKERS: z.coerce.number().int().min(1).max(256).default(8),
 });
 
 export type Config = {
@@ -61,6 +62,8 @@ export type Config = {
   /** Limit on the time one hook run spends computing. */
   hookCpuMs: number;
   hookMemoryMb: number;
+  /** Hook runs at a time, each in a worker thread of its own; further runs wait for a free one. */
+  hookWorkers: number;
 };
 
 /** Reads the environment once. Throws a message naming each bad variable. */
@@ -95,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hookTimeoutMs: e.TRELLIS_HOOK_TIMEOUT_MS,
     hookCpuMs: e.TRELLIS_HOOK_CPU_MS,
     hookMemoryMb: e.TRELLIS_HOOK_MEMORY_MB,
+    hookWorkers: e.TRELLIS_HOOK_WORKERS,
   };
 }
 

@@ -1,7 +1,8 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { TrellisError } from '../platform/errors.js';
 import { EgressError, guardedFetch, type EgressLimits, type EgressPolicy } from './egress.js';
-import { Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox.js';
+import { shown } from './guest-library.js';
+import { Unserialisable, WithBody } from './sandbox.js';
+import type { IsolatedGlobals, RemoteMember } from './sandbox-pool.js';
 
 /**
  * Record access for the application's tables, implemented by the record layer with the rights
@@ -26,8 +27,6 @@ export interface Grants {
   db: boolean;
 }
 
-export const CONSOLE_MAX_LINES = 100;
-export const CONSOLE_MAX_CHARS = 500;
 /** Outbound requests one run may start: a loop of un-awaited fetches must not become a flood. */
 export const FETCHES_PER_RUN = 20;
 export const DB_CALLS_PER_RUN = 1000;
@@ -40,47 +39,22 @@ export interface CapabilityOptions {
 
 /**
  * The granted capabilities of one run as sandbox globals: `instance`, `headers`, `user` and `env`
- * as values; `console`, `crypto`, `fetch` and (when granted) `db` as host functions. Collects
- * the run's console lines.
+ * as values; `fetch` and (when granted) `db` as host functions on the server's thread. (`console`
+ * and `crypto` run beside the engine: src/runtime/guest-library.ts.)
  */
 export class HookCapabilities {
-  readonly consoleLines: string[] = [];
   private fetches = 0;
   private dbCalls = 0;
 
   constructor(private readonly options: CapabilityOptions) {}
 
-  globals(grants: Grants): SandboxGlobals {
-    const host: SandboxGlobals['host'] = {
-      console: { log: this.logger('log'), info: this.logger('info'), warn: this.logger('warn'), error: this.logger('error') },
-      crypto: {
-        sha256: { sync: ([data]) => createHash('sha256').update(text(data, 'crypto.sha256(data): data')).digest('hex') },
-        hmacSha256: {
-          sync: ([key, data]) =>
-            createHmac('sha256', text(key, 'crypto.hmacSha256(key, data): key'))
-              .update(text(data, 'crypto.hmacSha256(key, data): data'))
-              .digest('hex'),
-        },
-        timingSafeEqual: {
-          sync: ([a, b]) => timingSafeEqual(digest(text(a, 'crypto.timingSafeEqual(a, b): a')), digest(text(b, 'crypto.timingSafeEqual(a, b): b'))),
-        },
-      },
-      fetch: { async: ([url, init], signal) => this.fetch(url, init, signal) },
-    };
+  globals(grants: Grants): IsolatedGlobals {
+    const host: IsolatedGlobals['host'] = { fetch: ([url, init], signal) => this.fetch(url, init, signal) };
     if (grants.db) {
-      const operation = (name: string): HostMember => ({ async: (args) => this.db([name, ...args]) });
+      const operation = (name: string): RemoteMember => (args) => this.db([name, ...args]);
       host.db = { find: operation('find'), get: operation('get'), create: operation('create'), update: operation('update'), delete: operation('delete') };
     }
     return { values: { instance: grants.instance, headers: grants.headers, user: grants.user, env: grants.env }, host };
-  }
-
-  private logger(level: string): HostMember {
-    return { sync: (args) => this.log(level, args.map(shown).join(' ')) };
-  }
-
-  private log(level: string, line: string): void {
-    if (this.consoleLines.length >= CONSOLE_MAX_LINES) return;
-    this.consoleLines.push(`[${level}] ${line}`.slice(0, CONSOLE_MAX_CHARS));
   }
 
   private async fetch(url: unknown, init: unknown, signal: AbortSignal): Promise<WithBody> {
@@ -141,25 +115,9 @@ function dbCall(db: HookDb, operation: string, table: string, rest: unknown[]): 
   }
 }
 
-/** A console argument as text: a string as it is, others as JSON, or as `String(value)` when JSON cannot show them. */
-function shown(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value instanceof Unserialisable) return value.text;
-  return value === undefined ? 'undefined' : JSON.stringify(value);
-}
-
-function text(value: unknown, what: string): string {
-  if (typeof value !== 'string') throw new TypeError(`${what} must be a string`);
-  return value;
-}
-
 function id(value: unknown, operation: string): string {
   if (typeof value !== 'string' || value === '') throw new Error(`db.${operation}(table, _id, ...): _id must be a non-empty string`);
   return value;
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
 }
 
 /** Replaces each environment value (4 characters or longer) with `[redacted]`. */

@@ -31,7 +31,7 @@ describe('the pool of hardened contexts', () => {
       expect(valueOf(await box.run('async (instance) => instance.n * 2', { values: { instance: { n: i } }, host: {} }, 'double'))).toBe(i * 2);
       expect(valueOf(await box.run('async () => "b"', NO_GRANTS, 'b'))).toBe('b');
     }
-    expect(box.stats()).toEqual({ slotsCreated: 1, compiles: 2, idle: 1 });
+    expect(box.stats()).toEqual({ slotsCreated: 1, compiles: 2, modules: 1, idle: 1 });
     box.close();
   });
 
@@ -103,7 +103,7 @@ describe('the pool of hardened contexts', () => {
   it('hardens a first context ahead of the first run', async () => {
     const box = sandbox();
     await box.warm();
-    expect(box.stats()).toEqual({ slotsCreated: 1, compiles: 0, idle: 1 });
+    expect(box.stats()).toEqual({ slotsCreated: 1, compiles: 0, modules: 1, idle: 1 });
     valueOf(await box.run('async () => 1', NO_GRANTS));
     expect(box.stats().slotsCreated).toBe(1);
     box.close();

@@ -72,6 +72,18 @@ export const HOST_CALL_MAX_CHARS = 2 * 1024 * 1024;
 
 export const DEFAULT_POOL: SandboxPoolOptions = { maxIdle: 8, maxRunsPerSlot: 10_000, maxCompiledPerSlot: 64 };
 
+/** Where the engine comes from, and where a run reports its computing time. */
+export interface SandboxEngineOptions {
+  /** Loads a WebAssembly module of the engine; called again after an engine failure. Default: the library's shared module. */
+  loadModule?: () => Promise<QuickJSWASMModule>;
+  /**
+   * Written while runs compute, for a watchdog on another thread: `[0]` is the absolute time
+   * (`performance.timeOrigin + performance.now()`) the current slice of guest code started, or 0
+   * between slices; `[1]` is the computing time of the current run before that slice, in ms.
+   */
+  meter?: Float64Array;
+}
+
 /**
  * Runs guest code in QuickJS compiled to WebAssembly, never in the server's own V8 context. One
  * WebAssembly module per process; runs take a slot (a QuickJS runtime and context, hardened once
@@ -88,11 +100,12 @@ export class Sandbox {
   private module: Promise<QuickJSWASMModule> | undefined;
   private readonly idle: SandboxSlot[] = [];
   private warmed = false;
-  private readonly counters = { slotsCreated: 0, compiles: 0 };
+  private readonly counters = { slotsCreated: 0, compiles: 0, modules: 0 };
 
   constructor(
     private readonly limits: SandboxLimits,
     private readonly pool: SandboxPoolOptions = DEFAULT_POOL,
+    private readonly engine: SandboxEngineOptions = {},
   ) {}
 
   /**
@@ -101,7 +114,7 @@ export class Sandbox {
    * the same key must always mean the same code (give its sha256). Never throws.
    */
   async run(code: string, globals: SandboxGlobals, cacheKey: string = code): Promise<SandboxOutcome> {
-    const loading = (this.module ??= newQuickJSWASMModule());
+    const loading = this.loadingModule();
     let slot: SandboxSlot;
     try {
       slot = this.idle.pop() ?? this.newSlot(loading, await loading);
@@ -109,7 +122,7 @@ export class Sandbox {
       this.drop(loading);
       return { ok: false, kind: 'thrown', message: 'The hook runtime failed' };
     }
-    const run = new SandboxRun(slot, this.limits);
+    const run = new SandboxRun(slot, this.limits, this.engine.meter);
     let outcome: SandboxOutcome;
     try {
       outcome = await run.execute(code, globals, cacheKey);
@@ -132,21 +145,29 @@ export class Sandbox {
 
   /** Loads the engine and hardens a first slot ahead of the first run. */
   async warm(): Promise<void> {
-    const loading = (this.module ??= newQuickJSWASMModule());
+    const loading = this.loadingModule();
     const module = await loading;
     if (this.warmed || this.module !== loading) return;
     this.warmed = true;
     if (this.idle.length === 0) this.idle.push(this.newSlot(loading, module));
   }
 
-  /** Slots created and hook codes compiled since the start, and slots idle now. */
-  stats(): { slotsCreated: number; compiles: number; idle: number } {
+  /** Slots created, hook codes compiled and engine modules loaded since the start, and slots idle now. */
+  stats(): { slotsCreated: number; compiles: number; modules: number; idle: number } {
     return { ...this.counters, idle: this.idle.length };
   }
 
   /** Disposes the idle slots; runs in progress dispose theirs when they end. */
   close(): void {
     for (const slot of this.idle.splice(0)) slot.dispose();
+  }
+
+  private loadingModule(): Promise<QuickJSWASMModule> {
+    if (!this.module) {
+      this.module = (this.engine.loadModule ?? newQuickJSWASMModule)();
+      this.counters.modules += 1;
+    }
+    return this.module;
   }
 
   private newSlot(origin: Promise<QuickJSWASMModule>, module: QuickJSWASMModule): SandboxSlot {
@@ -358,7 +379,9 @@ class SandboxRun {
   constructor(
     private readonly slot: SandboxSlot,
     private readonly limits: SandboxLimits,
+    private readonly meter: Float64Array | undefined,
   ) {
+    if (meter) meter[1] = meter[0] = 0;
     this.runtime = slot.runtime;
     this.context = slot.context;
     this.intrinsics = slot.intrinsics;
@@ -647,11 +670,16 @@ class SandboxRun {
   private slice<T>(work: () => T): T {
     if (this.sliceStart !== undefined) return work();
     this.sliceStart = performance.now();
+    if (this.meter) this.meter[0] = performance.timeOrigin + this.sliceStart;
     try {
       return work();
     } finally {
       this.cpuUsed += performance.now() - this.sliceStart;
       this.sliceStart = undefined;
+      if (this.meter) {
+        this.meter[1] = this.cpuUsed;
+        this.meter[0] = 0;
+      }
       // A built-in looping natively never reaches the interrupt handler: catch the overrun here.
       if (this.cpuUsed > this.limits.cpuMs) this.stopped ??= 'cpu';
     }

@@ -32,14 +32,26 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await Promise.all(extraRuntimes.map((extra) => extra.close()));
   await server?.close();
   await new Promise((resolve) => loopback?.close(resolve));
 });
 
 /** A runtime on the test server's database with some configuration changed. */
+const extraRuntimes: HookRuntime[] = [];
+
 function runtimeWith(config: Partial<Config>): HookRuntime {
   const ctx = server.server.services.ctx;
-  return new HookRuntime({ ...ctx, config: { ...ctx.config, ...config } });
+  const extra = new HookRuntime({ ...ctx, config: { ...ctx.config, ...config } });
+  extraRuntimes.push(extra);
+  return extra;
+}
+
+let roomyRuntime: HookRuntime | undefined;
+
+/** A runtime whose CPU budget leaves room for tests about other limits. */
+function roomy(): HookRuntime {
+  return (roomyRuntime ??= runtimeWith({ hookCpuMs: 10_000 }));
 }
 
 function hook(content: string, name = 'test-hook'): HookInvocation['hook'] {
@@ -156,7 +168,8 @@ describe('limits', () => {
   });
 
   it('stops unbounded allocation at the memory limit', async () => {
-    const error = await failure(run("async function () { let n = 1 << 20; const keep = []; while (true) { keep.push(new Uint8Array(n)); n *= 2 } }"));
+    // A CPU budget with room to spare: on a busy machine allocating could otherwise reach 200 ms first.
+    const error = await failure(run("async function () { let n = 1 << 20; const keep = []; while (true) { keep.push(new Uint8Array(n)); n *= 2 } }", {}, roomy()));
     expect(error).toEqual({ kind: 'memory', message: 'Hook stopped: it used more than 32 MB of memory' });
   });
 
@@ -279,8 +292,9 @@ describe('isolation', () => {
   });
 
   it('runs concurrent hooks without mixing their data', async () => {
+    const allowed = runtimeWith({ hookEgressAllow: ['127.0.0.1'] });
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => run(`async function (instance) { const r = await fetch('${loopbackUrl}/n/' + instance.i); return (await r.json()).path }`, { instance: { i } }, runtimeWith({ hookEgressAllow: ['127.0.0.1'] }))),
+      Array.from({ length: 20 }, (_, i) => run(`async function (instance) { const r = await fetch('${loopbackUrl}/n/' + instance.i); return (await r.json()).path }`, { instance: { i } }, allowed)),
     );
     expect(results.map((result) => (result.ok ? result.value : result.error))).toEqual(Array.from({ length: 20 }, (_, i) => `/n/${i}`));
   });
@@ -465,7 +479,7 @@ describe('hook_runs', () => {
     ['memory', "async () => { let n = 1 << 20; const keep = []; while (true) { keep.push(new Uint8Array(n)); n *= 2 } }", { outcome: 'memory', console: [] }],
   ])('records a run with outcome %s', async (name, content, expected) => {
     const stored = await storedHook(`runs-${name}`, content);
-    const result = await runtime.run({ hook: stored, trigger: 'afterSave', instance: {} });
+    const result = await (name === 'memory' ? roomy() : runtime).run({ hook: stored, trigger: 'afterSave', instance: {} });
     const row = await lastRun(stored._id);
     expect(row).toMatchObject({ hook_id: stored._id, hook_name: `runs-${name}`, trigger: 'afterSave', ...expected });
     expect(row.duration_ms).toBe(Math.round(result.durationMs));
@@ -525,5 +539,6 @@ async function storedHook(name: string, content: string): Promise<HookInvocation
 
 async function lastRun(hookId: string) {
   await runtime.flushRunLog();
+  await roomyRuntime?.flushRunLog();
   return server.server.services.ctx.db.selectFrom('hook_runs').selectAll().where('hook_id', '=', hookId).orderBy('id', 'desc').executeTakeFirstOrThrow();
 }

@@ -4,7 +4,8 @@ import type { PlatformContext } from '../platform/context.js';
 import { HookCapabilities, redact, redactable, type Grants, type HookDb } from './capabilities.js';
 import { DEFAULT_EGRESS_LIMITS, EgressPolicy, type EgressLimits } from './egress.js';
 import { HookRunLog, type HookRunRecord } from './run-log.js';
-import { Sandbox, type SandboxFailureKind, type SandboxOutcome } from './sandbox.js';
+import type { SandboxFailureKind, SandboxOutcome } from './sandbox.js';
+import { DEFAULT_WORKERS, SandboxPool } from './sandbox-pool.js';
 
 export type { HookDb } from './capabilities.js';
 
@@ -38,7 +39,7 @@ export const HOOK_STACK_BYTES = 256 * 1024;
  * `hook_runs`. Environment values are read once and kept until the next configuration change.
  */
 export class HookRuntime {
-  private readonly sandbox: Sandbox;
+  private readonly sandbox: SandboxPool;
   private readonly egress: EgressPolicy;
   private readonly runLog: HookRunLog;
   private environment: Promise<Record<string, string>> | undefined;
@@ -49,7 +50,7 @@ export class HookRuntime {
   ) {
     const { config } = ctx;
     this.egress = new EgressPolicy(config.hookEgressAllow);
-    this.sandbox = new Sandbox({ cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES });
+    this.sandbox = new SandboxPool({ cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES }, { ...DEFAULT_WORKERS, maxWorkers: config.hookWorkers });
     this.runLog = new HookRunLog(ctx.db, ctx.logger);
     ctx.changes.on('config', () => {
       this.environment = undefined;
@@ -77,12 +78,14 @@ export class HookRuntime {
     const startedAt = new Date();
     const started = performance.now();
     let env: Record<string, string> = {};
-    let capabilities: HookCapabilities | undefined;
+    let consoleLines: string[] = [];
     let outcome: SandboxOutcome;
     try {
       env = namesCapability(invocation.hook.content, 'env') ? await this.loadEnvironment() : {};
-      capabilities = new HookCapabilities({ db: invocation.db, egress: this.egress, egressLimits: this.egressLimits });
-      outcome = await this.sandbox.run(invocation.hook.content, capabilities.globals(grantsOf(invocation, env)), invocation.hook.contentSha256);
+      const capabilities = new HookCapabilities({ db: invocation.db, egress: this.egress, egressLimits: this.egressLimits });
+      const isolated = await this.sandbox.run(invocation.hook.content, capabilities.globals(grantsOf(invocation, env)), invocation.hook.contentSha256);
+      outcome = isolated.outcome;
+      consoleLines = isolated.console;
     } catch (error) {
       this.ctx.logger.error({ err: error, hook: invocation.hook.name }, 'hook run failed outside the sandbox');
       outcome = { ok: false, kind: 'thrown', message: 'The hook could not be started' };
@@ -92,7 +95,7 @@ export class HookRuntime {
     const result: HookResult = outcome.ok
       ? { ok: true, value: outcome.value, instance: outcome.instance, durationMs }
       : { ok: false, error: { kind: outcome.kind, message: safeError(outcome.message, secrets) }, durationMs };
-    this.runLog.record(runRecord(invocation, startedAt, result, (capabilities?.consoleLines ?? []).map((line) => redact(line, secrets))));
+    this.runLog.record(runRecord(invocation, startedAt, result, consoleLines.map((line) => redact(line, secrets))));
     return result;
   }
 

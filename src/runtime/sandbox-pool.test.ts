@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import { Unserialisable, WithBody, type SandboxLimits, type SandboxOutcome } from './sandbox.js';
+import { DEFAULT_WORKERS, SandboxPool, WATCHDOG_GRACE_MS, type IsolatedGlobals } from './sandbox-pool.js';
+
+// The CPU budget is time spent in guest code, so a machine busy elsewhere makes work look slower:
+// tests that are not about the CPU limit run with room to spare (ROOMY).
+const LIMITS: SandboxLimits = { cpuMs: 200, wallMs: 5000, memoryBytes: 32 * 1024 * 1024, stackBytes: 256 * 1024 };
+const ROOMY: SandboxLimits = { ...LIMITS, cpuMs: 20_000, wallMs: 30_000 };
+const NO_GRANTS: IsolatedGlobals = { values: { instance: null }, host: {} };
+
+function valueOf(outcome: SandboxOutcome): unknown {
+  if (!outcome.ok) throw new Error(`expected success, got ${JSON.stringify(outcome)}`);
+  return outcome.value;
+}
+
+/** Counts 5 ms timer ticks on the server's thread while `work` runs: they stop if the thread is held. */
+async function ticksDuring<T>(work: () => Promise<T>): Promise<{ result: T; ticks: number; elapsed: number }> {
+  let ticks = 0;
+  const interval = setInterval(() => (ticks += 1), 5);
+  const started = performance.now();
+  try {
+    const result = await work();
+    return { result, ticks, elapsed: performance.now() - started };
+  } finally {
+    clearInterval(interval);
+  }
+}
+
+describe('worker threads', () => {
+  it('serves sequential runs from one worker and compiles each code once', async () => {
+    const pool = new SandboxPool(ROOMY);
+    await pool.warm();
+    for (let i = 0; i < 5; i++) expect(valueOf((await pool.run('async (instance) => instance * 2', { values: { instance: i }, host: {} })).outcome)).toBe(i * 2);
+    expect(pool.stats()).toMatchObject({ workersStarted: 1, compiles: 1, idle: 1, alive: 1 });
+    pool.close();
+    expect(pool.stats()).toMatchObject({ idle: 0, alive: 0 });
+  });
+
+  it('runs at most maxWorkers hooks at a time; the others wait for a free worker', async () => {
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 2 });
+    let inHost = 0;
+    let mostInHost = 0;
+    const globals = (i: number): IsolatedGlobals => ({
+      values: { instance: i },
+      host: {
+        pause: async () => {
+          mostInHost = Math.max(mostInHost, ++inHost);
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          inHost -= 1;
+          return 'paused';
+        },
+      },
+    });
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => pool.run('async (instance) => (await pause()) + instance', globals(i))));
+    expect(results.map(({ outcome }) => valueOf(outcome))).toEqual(Array.from({ length: 6 }, (_, i) => `paused${i}`));
+    expect(mostInHost).toBe(2);
+    expect(pool.stats()).toMatchObject({ workersStarted: 2, alive: 2, idle: 2 });
+    pool.close();
+  });
+
+  it('answers host calls on the server’s thread: JSON copies in, JSON or a body out, errors by message', async () => {
+    const pool = new SandboxPool(ROOMY);
+    const seen: unknown[][] = [];
+    const globals: IsolatedGlobals = {
+      values: { instance: null },
+      host: {
+        api: {
+          echo: async (args) => {
+            seen.push(args);
+            return { got: args.length };
+          },
+          page: async () => new WithBody({ status: 201 }, '{"a":[1,2]}'),
+          fail: async () => {
+            throw new Error('refused: reason given to the hook');
+          },
+        },
+      },
+    };
+    const code = `async () => {
+      const echoed = await api.echo('text', 3, { deep: [true] }, () => 1);
+      const page = await api.page();
+      let failure;
+      try { await api.fail() } catch (error) { failure = error.message }
+      return { echoed, status: page.status, text: await page.text(), json: await page.json(), failure, lines: console.log('a line') };
+    }`;
+    const { outcome, console: lines } = await pool.run(code, globals);
+    expect(valueOf(outcome)).toEqual({ echoed: { got: 4 }, status: 201, text: '{"a":[1,2]}', json: { a: [1, 2] }, failure: 'refused: reason given to the hook' });
+    expect(seen).toEqual([['text', 3, { deep: [true] }, new Unserialisable('() => 1')]]);
+    expect(lines).toEqual(['[log] a line']);
+    pool.close();
+  });
+
+  it('aborts the host calls of a run that ended without awaiting them, and never answers into a later run', async () => {
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 1 });
+    let aborted!: Promise<boolean>;
+    const slow: IsolatedGlobals = {
+      values: { instance: null },
+      host: {
+        slow: (_args, signal) => {
+          aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(true)));
+          return new Promise((resolve) => setTimeout(() => resolve('late'), 100));
+        },
+      },
+    };
+    expect(valueOf((await pool.run("async () => { slow(); return 'first' }", slow)).outcome)).toBe('first');
+    expect(await aborted).toBe(true);
+    const second = await pool.run('async () => 2', NO_GRANTS);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(valueOf(second.outcome)).toBe(2);
+    expect(valueOf((await pool.run('async () => 3', NO_GRANTS)).outcome)).toBe(3);
+    pool.close();
+  });
+
+  it('fails waiting runs with a clear outcome once closed', async () => {
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 1 });
+    await pool.warm();
+    let waited!: () => void;
+    const inHost = new Promise<void>((resolve) => (waited = resolve));
+    const hold: IsolatedGlobals = { values: { instance: null }, host: { wait: () => (waited(), new Promise((resolve) => setTimeout(resolve, 50))) } };
+    const first = pool.run('async () => { await wait(); return 1 }', hold);
+    const waiting = pool.run('async () => 2', NO_GRANTS);
+    await inHost;
+    pool.close();
+    expect((await waiting).outcome).toEqual({ ok: false, kind: 'thrown', message: 'The hook runtime failed' });
+    expect(valueOf((await first).outcome)).toBe(1);
+    expect(pool.stats().alive).toBe(0);
+  });
+});
+
+describe('memory: the engine’s heap is capped per worker', () => {
+  it.each([
+    ['strings of 1 MB', 'async () => { const keep = []; for (;;) keep.push("x".repeat(1 << 20) + keep.length) }'],
+    ['small objects', 'async () => { const keep = []; for (;;) keep.push({ i: keep.length, s: "abc" + keep.length }) }'],
+    ['doubling buffers', 'async () => { let n = 1 << 20; const keep = []; for (;;) { keep.push(new Uint8Array(n)); n *= 2 } }'],
+  ])('stops a hook allocating %s without bound, replaces its worker, and runs the next hook normally', async (_case, code) => {
+    // A CPU budget large enough that memory, not time, is what stops the hook.
+    const pool = new SandboxPool(ROOMY);
+    await pool.warm();
+    const { outcome } = await pool.run(code, NO_GRANTS);
+    expect(outcome).toEqual({ ok: false, kind: 'memory', message: 'Hook stopped: it used more than 32 MB of memory' });
+    expect(valueOf((await pool.run('async () => "fine"', NO_GRANTS)).outcome)).toBe('fine');
+    expect(pool.stats()).toMatchObject({ workersStarted: 2, workersStopped: 1, alive: 1 });
+    pool.close();
+  });
+});
+
+describe('built-ins that loop natively, where the engine never checks its limits', () => {
+  it.each([
+    ['an iterator helper draining an endless array iterator', 'Array.prototype.values.call({ length: 2 ** 53 - 1 }).drop(Infinity).next()'],
+    ['a Set method reading keys from the same', 'new Set([1]).union({ size: 1, has: () => true, keys: () => Array.prototype.values.call({ length: 2 ** 53 - 1 }) }).size'],
+    ['the decimal text of a huge BigInt', '(3n ** 600000n).toString().length'],
+    ['String.raw over a huge raw length', 'String.raw({ raw: { length: 2 ** 31 } }, "x").length'],
+  ])('terminates the worker of %s past the CPU budget, while the server’s thread keeps running', async (_case, expression) => {
+    const pool = new SandboxPool(LIMITS);
+    await pool.warm();
+    const { result, ticks, elapsed } = await ticksDuring(() => pool.run(`async () => ${expression}`, NO_GRANTS));
+    expect(result.outcome).toEqual({ ok: false, kind: 'timeout', message: 'Hook stopped: it computed for more than 200 ms' });
+    // The watchdog fires at the budget plus its grace; timers on this thread kept firing meanwhile.
+    expect(elapsed).toBeGreaterThanOrEqual(LIMITS.cpuMs + WATCHDOG_GRACE_MS - 5);
+    expect(ticks).toBeGreaterThanOrEqual(Math.floor(elapsed / 5 / 3));
+    expect(pool.stats().workersStopped).toBe(1);
+    expect(valueOf((await pool.run('async () => 1 + 1', NO_GRANTS)).outcome)).toBe(2);
+    pool.close();
+  });
+
+  it('terminates it at the wall-clock limit when that comes first', async () => {
+    const pool = new SandboxPool({ ...LIMITS, cpuMs: 20_000, wallMs: 300 });
+    await pool.warm();
+    const { outcome } = await pool.run('async () => (3n ** 600000n).toString().length', NO_GRANTS);
+    expect(outcome).toEqual({ ok: false, kind: 'timeout', message: 'Hook stopped: it ran for more than 300 ms' });
+    expect(pool.stats().workersStopped).toBe(1);
+    pool.close();
+  });
+});

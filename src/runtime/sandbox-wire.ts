@@ -1,0 +1,40 @@
+/** Messages between the server's thread and a sandbox worker (src/runtime/sandbox-worker.ts). */
+import type { SandboxLimits, SandboxOutcome } from './sandbox.js';
+
+export interface WorkerData {
+  limits: SandboxLimits;
+  maxRunsPerSlot: number;
+  maxCompiledPerSlot: number;
+  /** The engine's compiled WebAssembly, shared by every worker. */
+  wasmModule: WebAssembly.Module;
+  initialPages: number;
+  /** Maximum size of the engine's memory, in 64 KiB pages. */
+  memoryPages: number;
+  /** A SharedArrayBuffer of two float64: the `meter` of `SandboxEngineOptions`. */
+  meter: SharedArrayBuffer;
+}
+
+/** An argument of a host call: a JSON value, or the guest's `String(value)` of one JSON cannot copy. */
+export type WireArgument = { value: unknown } | { unserialisable: string };
+
+/** The answer to a host call: a JSON value, a fetch answer (fields and body), or an error message for the guest. */
+export type HostReply = { type: 'reply'; call: number } & (
+  | { ok: true; value?: unknown; fields?: Record<string, unknown>; body?: string }
+  | { ok: false; message: string }
+);
+
+export type ToWorker =
+  | {
+      type: 'run';
+      code: string;
+      cacheKey: string;
+      values: Record<string, unknown>;
+      /** Host members answered by the server: `true` for a function, or the names of an object's methods. */
+      host: Record<string, true | string[]>;
+    }
+  | HostReply;
+
+export type ToServer =
+  | { type: 'ready' }
+  | { type: 'call'; call: number; name: string; method: string | undefined; args: WireArgument[] }
+  | { type: 'done'; outcome: SandboxOutcome; console: string[]; compiles: number; reusable: boolean };
