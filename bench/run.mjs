@@ -46,7 +46,7 @@ function describe(benchmark, result) {
   if (result.line) return result.line;
   const { ours, baseline } = result;
   const ratio = (ours.perSecond / baseline.perSecond).toFixed(2);
-  const parts = [`ours ${Math.round(ours.perSecond)}/s vs baseline ${Math.round(baseline.perSecond)}/s`, `p99 ${ours.p99Ms} ms`];
+  const parts = [`ours ${Math.round(ours.perSecond)}/s vs baseline ${Math.round(baseline.perSecond)}/s`, `p50 ${ours.p50Ms} ms`, `p99 ${ours.p99Ms} ms`];
   for (const [side, run] of [['ours', ours], ['baseline', baseline]]) {
     const bad = run.non2xx + run.errors + run.timeouts;
     if (bad > 0) {

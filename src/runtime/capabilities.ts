@@ -24,6 +24,8 @@ export interface Grants {
   headers: Record<string, string>;
   user: { _id: string; email?: string } | null;
   env: Record<string, string>;
+  /** Whether the code gets `fetch`: only code that names it (see `namesCapability`). */
+  fetch: boolean;
   db: boolean;
 }
 
@@ -39,7 +41,7 @@ export interface CapabilityOptions {
 
 /**
  * The granted capabilities of one run as sandbox globals: `instance`, `headers`, `user` and `env`
- * as values; `fetch` and (when granted) `db` as host functions on the server's thread. (`console`
+ * as values; `fetch` and `db`, when granted, as host functions on the server's thread. (`console`
  * and `crypto` run beside the engine: src/runtime/guest-library.ts.)
  */
 export class HookCapabilities {
@@ -49,7 +51,8 @@ export class HookCapabilities {
   constructor(private readonly options: CapabilityOptions) {}
 
   globals(grants: Grants): IsolatedGlobals {
-    const host: IsolatedGlobals['host'] = { fetch: ([url, init], signal) => this.fetch(url, init, signal) };
+    const host: IsolatedGlobals['host'] = {};
+    if (grants.fetch) host.fetch = ([url, init], signal) => this.fetch(url, init, signal);
     if (grants.db) {
       const operation = (name: string): RemoteMember => (args) => this.db([name, ...args]);
       host.db = { find: operation('find'), get: operation('get'), create: operation('create'), update: operation('update'), delete: operation('delete') };

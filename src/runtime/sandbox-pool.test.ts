@@ -127,6 +127,36 @@ describe('worker threads', () => {
   });
 });
 
+describe('runs queued in a busy worker', () => {
+  it('queues runs without host members behind each other, while a run that awaits the host keeps a worker to itself', async () => {
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 2 });
+    await pool.warm();
+    let release!: () => void;
+    const held = new Promise<string>((resolve) => (release = () => resolve('released')));
+    const waiting = pool.run('async () => await hold()', { values: { instance: null }, host: { hold: () => held } });
+    const quick = await Promise.all(Array.from({ length: 12 }, (_, i) => pool.run('async (instance) => instance + 1', { values: { instance: i }, host: {} })));
+    expect(quick.map(({ outcome }) => valueOf(outcome))).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    release();
+    expect(valueOf((await waiting).outcome)).toBe('released');
+    expect(pool.stats()).toMatchObject({ workersStarted: 2, workersStopped: 0 });
+    pool.close();
+  });
+
+  it.each([
+    ['terminated', '(3n ** 600000n).toString().length', { ok: false, kind: 'timeout', message: 'Hook stopped: it computed for more than 200 ms' }],
+    ['left with its heap full', '(() => { const keep = []; for (;;) keep.push("x".repeat(1 << 20) + keep.length) })()', { ok: false, kind: 'memory', message: 'Hook stopped: it used more than 32 MB of memory' }],
+  ])('gives the runs queued behind a run whose worker is %s to a new worker, each run once', async (_case, expression, expected) => {
+    const pool = new SandboxPool({ ...LIMITS, cpuMs: expected.kind === 'memory' ? 20_000 : LIMITS.cpuMs }, { ...DEFAULT_WORKERS, maxWorkers: 1 });
+    await pool.warm();
+    const first = pool.run(`async () => ${expression}`, NO_GRANTS);
+    const queued = Array.from({ length: 5 }, (_, i) => pool.run('async (instance) => instance * 10', { values: { instance: i }, host: {} }));
+    expect((await first).outcome).toEqual(expected);
+    expect((await Promise.all(queued)).map(({ outcome }) => valueOf(outcome))).toEqual([0, 10, 20, 30, 40]);
+    expect(pool.stats()).toMatchObject({ workersStarted: 2, workersStopped: 1, alive: 1 });
+    pool.close();
+  });
+});
+
 describe('memory: the engine’s heap is capped per worker', () => {
   it.each([
     ['strings of 1 MB', 'async () => { const keep = []; for (;;) keep.push("x".repeat(1 << 20) + keep.length) }'],

@@ -37,28 +37,41 @@ export const DEFAULT_WORKERS: SandboxPoolOptions = { maxWorkers: 8, maxRunsPerSl
 
 /** Time the engine gets past a limit to stop the run itself before its thread is terminated. */
 export const WATCHDOG_GRACE_MS = 100;
+/** How often the watchdog looks at the runs in progress (one timer for all of them). */
+const WATCHDOG_TICK_MS = 20;
+/** Runs without host members a worker may hold at a time: they run one after the other without the thread going to sleep between them. */
+export const PIPELINE_DEPTH = 8;
+/** A worker whose running run started less than this ago is taken to be working through its queue quickly. */
+const FLOWING_MS = 2;
 /** Memory of the engine besides what a run allocates: its own data, the hardened context, compiled hooks. */
 export const ENGINE_BASE_BYTES = 16 * 1024 * 1024;
 const PAGE_BYTES = 64 * 1024;
 /** The engine's memory when a worker starts: what the hardened context needs, so that few runs grow it. */
 const INITIAL_BYTES = 16 * 1024 * 1024;
 
+/** A run given to the pool: waiting for a worker, queued in one, or running there. */
 interface PendingRun {
+  code: string;
+  cacheKey: string;
   globals: IsolatedGlobals;
-  abort: AbortController;
-  finish: (result: IsolatedOutcome) => void;
+  /** It may await host calls (it has host members), so no run may queue behind it in its worker. */
+  exclusive: boolean;
+  /** performance.now() when it became the first run of its worker's queue: the start of its wall-clock limit. */
+  started: number;
+  /** Aborted when the run ends; made by the first host call (an AbortController costs more than a small run). */
+  abort: AbortController | undefined;
+  resolve: (result: IsolatedOutcome) => void;
 }
 
-interface Waiter {
-  resolve: (worker: SandboxWorker) => void;
-  reject: (error: Error) => void;
-}
-
-/** One worker thread: one engine module with its own fixed-size memory, one run at a time. */
+/**
+ * One worker thread: one engine module with its own fixed-size memory. It runs the runs sent to
+ * it one after the other, in order; `runs[0]` is the one running.
+ */
 interface SandboxWorker {
   thread: Worker;
   meter: Float64Array;
-  current: PendingRun | undefined;
+  ready: boolean;
+  runs: PendingRun[];
   compiles: number;
   /** The thread ran out of its own (V8) memory. */
   exhausted: boolean;
@@ -94,12 +107,13 @@ function workerScript(): URL {
  * it is replaced when it was terminated, ran out of memory, or its engine failed.
  */
 export class SandboxPool {
-  private readonly idle: SandboxWorker[] = [];
   private readonly workers = new Set<SandboxWorker>();
-  private readonly waiters: Waiter[] = [];
+  /** Runs no worker has taken yet, in order of arrival. */
+  private readonly waiting: PendingRun[] = [];
   private starting = 0;
   private closed = false;
   private warming: Promise<void> | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
   private readonly counters = { workersStarted: 0, workersStopped: 0, compiles: 0 };
 
   constructor(
@@ -110,57 +124,92 @@ export class SandboxPool {
   /**
    * Passes `globals` to `code` (a single function expression), calls it with `instance` in a
    * worker and waits for the outcome. `cacheKey` names the code in the compiled-code cache (give
-   * its sha256). Never throws.
+   * its sha256). Grant only the host members the code names: a run without any cannot wait for
+   * the host, so it may queue behind other such runs in a busy worker instead of taking an idle
+   * one (a thread woken per run costs more than a small run). Never throws.
    */
-  async run(code: string, globals: IsolatedGlobals, cacheKey: string = code): Promise<IsolatedOutcome> {
-    let worker: SandboxWorker;
-    try {
-      worker = await this.acquire();
-    } catch {
-      return { outcome: { ok: false, kind: 'thrown', message: 'The hook runtime failed' }, console: [] };
-    }
-    return this.execute(worker, code, globals, cacheKey);
+  run(code: string, globals: IsolatedGlobals, cacheKey: string = code): Promise<IsolatedOutcome> {
+    if (this.closed) return Promise.resolve(RUNTIME_FAILED);
+    return new Promise((resolve) => {
+      this.waiting.push({ code, cacheKey, globals, exclusive: Object.keys(globals.host).length > 0, started: 0, abort: undefined, resolve });
+      this.dispatch();
+    });
   }
 
   /** Starts a first worker ahead of the first run. */
   warm(): Promise<void> {
-    this.warming ??= this.closed ? Promise.resolve() : this.start().then((worker) => this.release(worker));
+    this.warming ??= this.closed ? Promise.resolve() : this.start().then((worker) => this.ready(worker));
     return this.warming;
   }
 
   /** Workers started and stopped (terminated or failed), hooks compiled, and workers idle and alive now. */
   stats(): { workersStarted: number; workersStopped: number; compiles: number; idle: number; alive: number } {
-    return { ...this.counters, idle: this.idle.length, alive: this.workers.size };
+    const idle = [...this.workers].filter((worker) => worker.ready && worker.runs.length === 0).length;
+    return { ...this.counters, idle, alive: this.workers.size };
   }
 
-  /** Terminates the idle workers; a run in progress ends and then its worker. */
+  /** Terminates the idle workers and fails the runs no worker has taken; runs in workers end, then their workers. */
   close(): void {
     this.closed = true;
-    for (const worker of this.idle.splice(0)) this.stop(worker);
-    for (const waiter of this.waiters.splice(0)) waiter.reject(new Error('The hook runtime is closed'));
+    for (const run of this.waiting.splice(0)) run.resolve(RUNTIME_FAILED);
+    for (const worker of this.workers) if (worker.runs.length === 0) this.stop(worker);
   }
 
-  private acquire(): Promise<SandboxWorker> {
-    if (this.closed) return Promise.reject(new Error('The hook runtime is closed'));
-    const worker = this.idle.pop();
-    if (worker) return Promise.resolve(worker);
-    const waiting = new Promise<SandboxWorker>((resolve, reject) => this.waiters.push({ resolve, reject }));
+  /** Gives waiting runs, in order, to workers that may take them, and starts workers for the rest. */
+  private dispatch(): void {
+    while (this.waiting.length > 0) {
+      const run = this.waiting[0]!;
+      const worker = this.workerFor(run);
+      if (!worker) break;
+      this.waiting.shift();
+      this.send(worker, run);
+    }
     this.grow();
-    return waiting;
   }
 
-  /** Starts workers for the runs waiting, up to maxWorkers; each goes to whichever run waits first when it is ready. */
+  /**
+   * An idle worker for an exclusive run. For another: a worker busy with such runs whose running
+   * one started less than FLOWING_MS ago (the thread is awake and gets through its queue without
+   * sleeping), else an idle worker, else any worker busy with such runs; with room in its queue.
+   */
+  private workerFor(run: PendingRun): SandboxWorker | undefined {
+    let idle: SandboxWorker | undefined;
+    let flowing: SandboxWorker | undefined;
+    let queuing: SandboxWorker | undefined;
+    const now = performance.now();
+    for (const worker of this.workers) {
+      if (!worker.ready) continue;
+      const queued = worker.runs.length;
+      if (queued === 0) {
+        if (run.exclusive) return worker;
+        idle ??= worker;
+      } else if (!run.exclusive && queued < PIPELINE_DEPTH && !worker.runs[0]!.exclusive) {
+        if (now - worker.runs[0]!.started < FLOWING_MS) {
+          if (!flowing || queued < flowing.runs.length) flowing = worker;
+        } else if (!queuing || queued < queuing.runs.length) {
+          queuing = worker;
+        }
+      }
+    }
+    return flowing ?? idle ?? queuing;
+  }
+
+  /** Starts workers for the runs waiting, up to maxWorkers: one per exclusive run, one per PIPELINE_DEPTH others. */
   private grow(): void {
-    while (this.starting < this.waiters.length && this.workers.size + this.starting < this.options.maxWorkers) {
+    if (this.closed || this.waiting.length === 0) return;
+    const exclusive = this.waiting.filter((run) => run.exclusive).length;
+    const needed = exclusive + Math.ceil((this.waiting.length - exclusive) / PIPELINE_DEPTH);
+    while (this.starting < needed && this.workers.size + this.starting < this.options.maxWorkers) {
       this.starting += 1;
       this.start().then(
         (worker) => {
           this.starting -= 1;
-          this.release(worker);
+          this.ready(worker);
         },
-        (error: unknown) => {
+        () => {
           this.starting -= 1;
-          this.waiters.shift()?.reject(error instanceof Error ? error : new Error('worker failed to start'));
+          // Without any worker the runs would wait for good: fail the first (each failed start fails one).
+          if (this.workers.size === 0) this.waiting.shift()?.resolve(RUNTIME_FAILED);
         },
       );
     }
@@ -177,80 +226,107 @@ export class SandboxPool {
       memoryPages: Math.ceil((this.limits.memoryBytes + ENGINE_BASE_BYTES) / PAGE_BYTES),
       meter,
     };
-    // The thread's own V8 heap holds only copies of one run's values and host-call arguments.
+    // The thread's own V8 heap holds only copies of the values and host-call arguments of its runs.
     const thread = new Worker(workerScript(), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 } });
     thread.unref();
-    const worker: SandboxWorker = { thread, meter: new Float64Array(meter), current: undefined, compiles: 0, exhausted: false, gone: false };
+    const worker: SandboxWorker = { thread, meter: new Float64Array(meter), ready: false, runs: [], compiles: 0, exhausted: false, gone: false };
     this.counters.workersStarted += 1;
     this.workers.add(worker);
     return new Promise((resolve, reject) => {
-      let ready = false;
       thread.on('message', (message: ToServer) => {
-        if (message.type === 'ready') {
-          ready = true;
-          resolve(worker);
-        } else if (message.type === 'call') {
-          this.answer(worker, message);
-        } else {
-          this.done(worker, message);
-        }
+        if (message.type === 'ready') resolve(worker);
+        else if (message.type === 'call') this.answer(worker, message);
+        else this.done(worker, message);
       });
       thread.on('error', (error: Error & { code?: string }) => {
         if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') worker.exhausted = true;
       });
       thread.on('exit', () => {
         this.gone(worker);
-        if (!ready) reject(new Error('the sandbox worker exited before it was ready'));
+        reject(new Error('the sandbox worker exited before it was ready'));
       });
     });
   }
 
-  private execute(worker: SandboxWorker, code: string, globals: IsolatedGlobals, cacheKey: string): Promise<IsolatedOutcome> {
-    return new Promise((resolve) => {
-      const { cpuMs, wallMs } = this.limits;
-      const watchdog = () => {
-        const sliceStart = worker.meter[0]!;
-        const used = worker.meter[1]! + (sliceStart > 0 ? performance.timeOrigin + performance.now() - sliceStart : 0);
-        if (used > cpuMs + WATCHDOG_GRACE_MS) this.overrun(worker, `Hook stopped: it computed for more than ${cpuMs} ms`);
-        else cpuTimer = setTimeout(watchdog, Math.max(10, cpuMs + WATCHDOG_GRACE_MS - used));
-      };
-      let cpuTimer = setTimeout(watchdog, cpuMs + WATCHDOG_GRACE_MS);
-      const wallTimer = setTimeout(() => this.overrun(worker, `Hook stopped: it ran for more than ${wallMs} ms`), wallMs + WATCHDOG_GRACE_MS);
-      const run: PendingRun = {
-        globals,
-        abort: new AbortController(),
-        finish: (result) => {
-          if (worker.current !== run) return;
-          worker.current = undefined;
-          clearTimeout(cpuTimer);
-          clearTimeout(wallTimer);
-          run.abort.abort();
-          resolve(result);
-        },
-      };
-      worker.current = run;
-      const host = Object.fromEntries(
-        Object.entries(globals.host).map(([name, member]): [string, true | string[]] => [name, typeof member === 'function' ? true : Object.keys(member)]),
-      );
-      this.post(worker, { type: 'run', code, cacheKey, values: globals.values, host });
-    });
+  private ready(worker: SandboxWorker): void {
+    if (worker.gone) return;
+    worker.ready = true;
+    if (this.closed) return this.stop(worker);
+    this.dispatch();
   }
 
-  /** A host call from the worker's current run, answered when the host function settles. */
+  private send(worker: SandboxWorker, run: PendingRun): void {
+    worker.runs.push(run);
+    if (worker.runs.length === 1) run.started = performance.now();
+    this.watchdog ??= setInterval(() => this.watch(), WATCHDOG_TICK_MS);
+    const host = Object.fromEntries(
+      Object.entries(run.globals.host).map(([name, member]): [string, true | string[]] => [name, typeof member === 'function' ? true : Object.keys(member)]),
+    );
+    try {
+      worker.thread.postMessage({ type: 'run', code: run.code, cacheKey: run.cacheKey, values: run.globals.values, host } satisfies ToWorker);
+    } catch {
+      // Values the structured clone cannot copy: callers pass JSON values, so this is a caller's bug.
+      worker.runs.pop();
+      if (worker.runs.length === 0) this.dispatch();
+      run.resolve({ outcome: { ok: false, kind: 'thrown', message: 'The hook could not be started' }, console: [] });
+    }
+  }
+
+  /** Ends the first run of `worker` with `result`; the next one (if any) starts its clock. */
+  private finishFirst(worker: SandboxWorker, result: IsolatedOutcome): void {
+    const run = worker.runs.shift();
+    if (!run) return;
+    run.abort?.abort();
+    const next = worker.runs[0];
+    if (next) next.started = performance.now();
+    run.resolve(result);
+  }
+
+  /**
+   * Terminates the worker of each run past its CPU or wall-clock limit by more than
+   * WATCHDOG_GRACE_MS: the engine stops ordinary code itself, so this catches only built-ins
+   * looping natively. CPU time is read from the meter the worker writes.
+   */
+  private watch(): void {
+    const { cpuMs, wallMs } = this.limits;
+    const now = performance.now();
+    let busy = 0;
+    for (const worker of this.workers) {
+      const run = worker.runs[0];
+      if (!run) continue;
+      busy += 1;
+      const sliceStart = worker.meter[0]!;
+      const used = worker.meter[1]! + (sliceStart > 0 ? performance.timeOrigin + now - sliceStart : 0);
+      if (used > cpuMs + WATCHDOG_GRACE_MS) this.overrun(worker, `Hook stopped: it computed for more than ${cpuMs} ms`);
+      else if (now - run.started > wallMs + WATCHDOG_GRACE_MS) this.overrun(worker, `Hook stopped: it ran for more than ${wallMs} ms`);
+    }
+    if (busy === 0) {
+      clearInterval(this.watchdog);
+      this.watchdog = undefined;
+    }
+  }
+
+  /** A host call from the worker's running run, answered when the host function settles. */
   private answer(worker: SandboxWorker, message: Extract<ToServer, { type: 'call' }>): void {
-    const run = worker.current;
+    const run = worker.runs[0];
     if (!run) return;
     const granted = run.globals.host[message.name];
     const member = granted && message.method !== undefined ? (typeof granted === 'function' ? undefined : granted[message.method]) : granted;
     const reply = (answer: HostReply) => {
-      if (worker.current === run) this.post(worker, answer);
+      if (worker.runs[0] !== run) return;
+      try {
+        worker.thread.postMessage(answer);
+      } catch {
+        // A result the structured clone cannot copy: host functions return JSON values, so this is a host bug.
+        worker.thread.postMessage({ type: 'reply', call: answer.call, ok: false, message: 'host operation failed' } satisfies HostReply);
+      }
     };
     if (typeof member !== 'function') {
       reply({ type: 'reply', call: message.call, ok: false, message: `${message.method ? `${message.name}.${message.method}` : message.name} is not available` });
       return;
     }
     Promise.resolve()
-      .then(() => member(message.args.map(fromWire), run.abort.signal))
+      .then(() => member(message.args.map(fromWire), (run.abort ??= new AbortController()).signal))
       .then(
         (value) =>
           reply(
@@ -265,17 +341,21 @@ export class SandboxPool {
   private done(worker: SandboxWorker, message: Extract<ToServer, { type: 'done' }>): void {
     this.counters.compiles += message.compiles - worker.compiles;
     worker.compiles = message.compiles;
-    const run = worker.current;
-    if (!run) return;
-    run.finish({ outcome: message.outcome, console: message.console });
-    if (message.reusable) return this.release(worker);
-    this.stop(worker);
-    this.replace();
+    this.finishFirst(worker, { outcome: message.outcome, console: message.console });
+    if (!message.reusable) {
+      // The worker starts no further run after this one: they go back to the front of the line.
+      this.stop(worker);
+      this.replace();
+    } else if (this.closed && worker.runs.length === 0) {
+      this.stop(worker);
+    } else {
+      this.dispatch();
+    }
   }
 
-  /** Ends the current run of `worker` as a timeout and terminates its thread. */
+  /** Ends the running run of `worker` as a timeout and terminates its thread. */
   private overrun(worker: SandboxWorker, message: string): void {
-    worker.current?.finish({ outcome: { ok: false, kind: 'timeout', message }, console: [] });
+    this.finishFirst(worker, { outcome: { ok: false, kind: 'timeout', message }, console: [] });
     this.stop(worker);
     this.replace();
   }
@@ -287,7 +367,7 @@ export class SandboxPool {
     this.start().then(
       (worker) => {
         this.starting -= 1;
-        this.release(worker);
+        this.ready(worker);
       },
       () => {
         this.starting -= 1;
@@ -295,47 +375,36 @@ export class SandboxPool {
     );
   }
 
-  /** A worker that exited: its run (if any) fails, and a waiting run may start a new one. */
-  private gone(worker: SandboxWorker): void {
+  /** Terminates a worker whose running run has ended (or that has none). */
+  private stop(worker: SandboxWorker): void {
+    void worker.thread.terminate();
+    this.gone(worker, false);
+  }
+
+  /**
+   * A worker that exited or was stopped: its running run fails if it had not ended, and the runs
+   * queued behind it, which never started (only runs without host members queue, and they cannot
+   * have done anything outside their worker), wait for another.
+   */
+  private gone(worker: SandboxWorker, unexpected = true): void {
     if (worker.gone) return;
     worker.gone = true;
     this.workers.delete(worker);
     this.counters.workersStopped += 1;
-    const index = this.idle.indexOf(worker);
-    if (index >= 0) this.idle.splice(index, 1);
-    const outcome: SandboxOutcome = worker.exhausted
-      ? { ok: false, kind: 'memory', message: `Hook stopped: it used more than ${this.limits.memoryBytes / 1024 / 1024} MB of memory` }
-      : { ok: false, kind: 'thrown', message: 'The hook runtime failed' };
-    worker.current?.finish({ outcome, console: [] });
-    this.grow();
-  }
-
-  private release(worker: SandboxWorker): void {
-    if (worker.gone) return this.grow();
-    if (this.closed) return this.stop(worker);
-    const waiter = this.waiters.shift();
-    if (waiter) waiter.resolve(worker);
-    else this.idle.push(worker);
-  }
-
-  private stop(worker: SandboxWorker): void {
-    void worker.thread.terminate();
-    this.gone(worker);
-  }
-
-  private post(worker: SandboxWorker, message: ToWorker): void {
-    try {
-      worker.thread.postMessage(message);
-    } catch {
-      // A value the structured clone cannot copy: only host functions returning non-JSON values could cause it.
-      if (message.type === 'reply') this.post(worker, { type: 'reply', call: message.call, ok: false, message: 'host operation failed' });
-      else {
-        worker.current?.finish({ outcome: { ok: false, kind: 'thrown', message: 'The hook could not be started' }, console: [] });
-        this.release(worker);
-      }
+    if (unexpected) {
+      const outcome: SandboxOutcome = worker.exhausted
+        ? { ok: false, kind: 'memory', message: `Hook stopped: it used more than ${this.limits.memoryBytes / 1024 / 1024} MB of memory` }
+        : { ok: false, kind: 'thrown', message: 'The hook runtime failed' };
+      this.finishFirst(worker, { outcome, console: [] });
     }
+    const queued = worker.runs.splice(0);
+    if (this.closed) for (const run of queued) run.resolve(RUNTIME_FAILED);
+    else this.waiting.unshift(...queued);
+    this.dispatch();
   }
 }
+
+const RUNTIME_FAILED: IsolatedOutcome = { outcome: { ok: false, kind: 'thrown', message: 'The hook runtime failed' }, console: [] };
 
 function fromWire(argument: WireArgument): unknown {
   return 'unserialisable' in argument ? new Unserialisable(argument.unserialisable) : argument.value;

@@ -59,6 +59,19 @@ function settle(reply: HostReply): void {
   else pending.resolve(reply.value);
 }
 
+/** Runs wait here for the one before them: the server knows which run is running by their order. */
+const queue: Extract<ToWorker, { type: 'run' }>[] = [];
+let running = false;
+/** Set after a run that left this thread unfit: it starts no further run, and the server gives them to another worker. */
+let halted = false;
+
+async function drain(): Promise<void> {
+  if (running) return;
+  running = true;
+  for (let next = queue.shift(); next && !halted; next = queue.shift()) await run(next);
+  running = false;
+}
+
 async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   const consoleLines: string[] = [];
   const host: SandboxGlobals['host'] = guestLibrary(consoleLines);
@@ -76,12 +89,17 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     outcome = { ok: false, kind: 'memory', message: `Hook stopped: it used more than ${data.limits.memoryBytes / 1024 / 1024} MB of memory` };
   }
   const reusable = modules === 1 && !exhausted && (outcome.ok || outcome.kind !== 'memory');
+  halted = !reusable;
   post({ type: 'done', outcome, console: consoleLines, compiles, reusable });
 }
 
 port.on('message', (message: ToWorker) => {
-  if (message.type === 'run') void run(message);
-  else settle(message);
+  if (message.type === 'run') {
+    queue.push(message);
+    void drain();
+  } else {
+    settle(message);
+  }
 });
 
 void sandbox.warm().then(

@@ -127,7 +127,9 @@ function grantsOf(invocation: HookInvocation, env: Record<string, string>): Gran
     headers: invocation.headers ?? {},
     user: invocation.user ?? null,
     env,
-    db: invocation.db !== undefined,
+    // Code that names neither cannot wait for the server, so the sandbox may queue it in a busy worker.
+    fetch: namesCapability(invocation.hook.content, 'fetch'),
+    db: invocation.db !== undefined && namesCapability(invocation.hook.content, 'db'),
   };
 }
 

@@ -88,6 +88,10 @@ describe('POST /api/webhook/<Name>', () => {
     await createWebhook(gql, 'order-intake', "async function intake(instance) { return db.create('Order', { title: instance.title }); }");
     await createWebhook(gql, 'spin', 'async function spin(instance) { while (true) {} }');
     await createWebhook(gql, 'hog', 'async function hog(instance) { let n = 1 << 20; const keep = []; while (true) { keep.push(new Uint8Array(n)); n *= 2; } }');
+    // Each buffer is well under the limit: only the cap on the engine's whole heap stops this one.
+    await createWebhook(gql, 'nibbler', 'async function nibbler(instance) { const keep = []; while (true) keep.push(new Uint8Array(4 << 20)); }');
+    // The engine computes this text natively, where it never checks its limits: its worker is terminated.
+    await createWebhook(gql, 'big-number', 'async function bigNumber(instance) { return (3n ** 600000n).toString().length; }');
     await gqlData(gql, 'mutation($n: String!, $v: String!) { setEnvironmentVariable(name: $n, value: $v) { name } }', { n: 'PAY_SECRET', v: PAY_SECRET });
     await createWebhook(gql, 'pay-confirm', PAY_CONFIRM);
   });
@@ -227,6 +231,8 @@ describe('POST /api/webhook/<Name>', () => {
   it.each([
     ['an infinite loop', 'spin', 'timeout'],
     ['unbounded allocation', 'hog', 'memory'],
+    ['unbounded allocation in pieces each under the limit', 'nibbler', 'memory'],
+    ['a built-in computing natively past the CPU limit', 'big-number', 'timeout'],
   ])('stops %s with 500 while the server keeps answering', async (_label, name, reason) => {
     const [result, health] = await Promise.all([call(name, {}), fetch(`${server.url}/healthz`)]);
     expect(result.status).toBe(500);
