@@ -138,7 +138,12 @@ export class SandboxPool {
 
   /** Starts a first worker ahead of the first run. */
   warm(): Promise<void> {
-    this.warming ??= this.closed ? Promise.resolve() : this.start().then((worker) => this.ready(worker));
+    this.warming ??= this.closed
+      ? Promise.resolve()
+      : this.launch().catch((error: unknown) => {
+          this.warming = undefined;
+          throw error;
+        });
     return this.warming;
   }
 
@@ -200,19 +205,26 @@ export class SandboxPool {
     const exclusive = this.waiting.filter((run) => run.exclusive).length;
     const needed = exclusive + Math.ceil((this.waiting.length - exclusive) / PIPELINE_DEPTH);
     while (this.starting < needed && this.workers.size + this.starting < this.options.maxWorkers) {
-      this.starting += 1;
-      this.start().then(
-        (worker) => {
-          this.starting -= 1;
-          this.ready(worker);
-        },
-        () => {
-          this.starting -= 1;
-          // Without any worker the runs would wait for good: fail the first (each failed start fails one).
-          if (this.workers.size === 0) this.waiting.shift()?.resolve(RUNTIME_FAILED);
-        },
-      );
+      void this.launch().catch(() => {
+        // Without any worker the runs would wait for good: fail the first (each failed start fails one).
+        if (this.workers.size === 0) this.waiting.shift()?.resolve(RUNTIME_FAILED);
+      });
     }
+  }
+
+  /** Starts a worker that takes waiting runs once it is ready. */
+  private launch(): Promise<void> {
+    this.starting += 1;
+    return this.start().then(
+      (worker) => {
+        this.starting -= 1;
+        this.ready(worker);
+      },
+      (error: unknown) => {
+        this.starting -= 1;
+        throw error;
+      },
+    );
   }
 
   private async start(): Promise<SandboxWorker> {
@@ -363,16 +375,9 @@ export class SandboxPool {
   /** Starts a worker in place of one that served and was stopped, so that the next run does not wait for a thread to start. */
   private replace(): void {
     if (this.closed || this.workers.size + this.starting > 0) return;
-    this.starting += 1;
-    this.start().then(
-      (worker) => {
-        this.starting -= 1;
-        this.ready(worker);
-      },
-      () => {
-        this.starting -= 1;
-      },
-    );
+    this.launch().catch(() => {
+      // The next run starts a worker again, and fails if that fails too.
+    });
   }
 
   /** Terminates a worker whose running run has ended (or that has none). */
