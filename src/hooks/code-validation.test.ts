@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HOOK_GLOBALS, validateHookCode } from './code-validation.js';
+import { HOOK_GLOBALS, namesCapability, validateHookCode } from './code-validation.js';
 
 /** Puts `body` on line 2, column 3 of a valid hook. */
 const inHook = (body: string) => `async function (instance) {\n  ${body}\n}`;
@@ -171,5 +171,17 @@ describe('HOOK_GLOBALS', () => {
   it('documents the crypto helpers', () => {
     const crypto = HOOK_GLOBALS.find((global) => global.name === 'crypto')!;
     for (const helper of ['hmacSha256(key, data) -> hex', 'sha256(data) -> hex', 'timingSafeEqual(a, b)']) expect(crypto.description).toContain(helper);
+  });
+});
+
+describe('namesCapability', () => {
+  it.each([
+    ['the identifier', "async () => db.find('Order')", 'db', true],
+    ['a longer identifier only', 'async () => { const dbx = 1; return dbx }', 'db', false],
+    ['the word in a comment (a harmless false positive)', 'async () => 1 // no fetch here', 'fetch', true],
+    ['the name spelled with an escape', 'async () => typeof f\\u0065tch', 'fetch', true],
+    ['any escape, which could spell any name', "async () => '\\u0041'", 'db', true],
+  ])('answers for %s', (_case, code, name, expected) => {
+    expect(namesCapability(code, name)).toBe(expected);
   });
 });

@@ -42,15 +42,16 @@ export const HOOK_GLOBALS: readonly HookGlobal[] = [
 
 /**
  * Whether hook code can reach the granted capability `name`: only through that identifier, since
- * the capabilities are parameters of the code and eval is disabled. A false positive (the word in
- * a comment or a string) costs only speed.
+ * the capabilities are parameters of the code and eval is disabled. Code with a `\u` escape
+ * anywhere counts as naming every capability, since an identifier may spell the name with escapes
+ * (`f\u0065tch`). A false positive (the word in a comment or a string) costs only speed.
  *
  * @example namesCapability('async () => db.find("Order")', 'db') // true
  */
 export function namesCapability(code: string, name: string): boolean {
   let pattern = CAPABILITY_PATTERNS.get(name);
   if (!pattern) CAPABILITY_PATTERNS.set(name, (pattern = new RegExp(`\\b${name}\\b`)));
-  return pattern.test(code);
+  return pattern.test(code) || code.includes('\\u');
 }
 
 const CAPABILITY_PATTERNS = new Map<string, RegExp>();

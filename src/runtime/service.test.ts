@@ -359,6 +359,10 @@ describe('crypto', () => {
 });
 
 describe('fetch', () => {
+  it('is granted to code that spells its name with an escape', async () => {
+    expect(await value(run('async function () { return typeof f\\u0065tch }'))).toBe('function');
+  });
+
   it('is refused to a loopback server by default', async () => {
     const before = loopbackHits.length;
     const error = await failure(run(`async () => (await fetch('${loopbackUrl}/x')).status`));
