@@ -157,19 +157,83 @@ describe('runs queued in a busy worker', () => {
   });
 });
 
+describe('runs held up behind others', () => {
+  it('lets at most one run queue behind a slow one: runs sent in the same moment go to other workers', async () => {
+    const pool = new SandboxPool(LIMITS, { ...DEFAULT_WORKERS, maxWorkers: 4 });
+    await pool.warm();
+    // Start three more workers (each takes ~100 ms), so that there are idle ones.
+    const hold: IsolatedGlobals = { values: { instance: null }, host: { wait: () => new Promise((resolve) => setTimeout(resolve, 1000)) } };
+    await Promise.all(Array.from({ length: 4 }, () => pool.run('async () => await wait()', hold)));
+    expect(pool.stats()).toMatchObject({ alive: 4, idle: 4 });
+    const slow = pool.run('async () => { for (;;) {} }', NO_GRANTS);
+    const started = performance.now();
+    const quick = await Promise.all(
+      Array.from({ length: 3 }, async (_, i) => {
+        const { outcome } = await pool.run('async (instance) => instance', { values: { instance: i }, host: {} });
+        return { value: valueOf(outcome), ms: performance.now() - started };
+      }),
+    );
+    expect(quick.map(({ value }) => value)).toEqual([0, 1, 2]);
+    // One of them may wait behind the endless loop until the CPU limit; the others do not.
+    expect(quick.filter(({ ms }) => ms < LIMITS.cpuMs).length).toBeGreaterThanOrEqual(2);
+    expect((await slow).outcome).toMatchObject({ ok: false, kind: 'timeout' });
+    pool.close();
+  });
+
+  it('fails a run that waited for a worker longer than maxWaitMs, without starting it', async () => {
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 1, maxWaitMs: 100 });
+    await pool.warm();
+    let release!: (value: string) => void;
+    const held = new Promise<string>((resolve) => (release = resolve));
+    let calls = 0;
+    const hold: IsolatedGlobals = { values: { instance: null }, host: { hold: () => ((calls += 1), held) } };
+    const first = pool.run('async () => await hold()', hold);
+    const second = await pool.run('async () => await hold()', hold);
+    expect(second.outcome).toEqual({ ok: false, kind: 'timeout', message: 'Hook not started: all 1 hook workers were busy for 100 ms' });
+    release('done');
+    expect(valueOf((await first).outcome)).toBe('done');
+    expect(calls).toBe(1);
+    pool.close();
+  });
+});
+
 describe('memory: the engine’s heap is capped per worker', () => {
+  it('frees the garbage a successful run left in cycles before the next run needs the memory (or replaces the worker)', async () => {
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 1 });
+    await pool.warm();
+    // 20 MB in cycles, which this build's collector leaves until it counts enough allocations.
+    const litter = "async () => { for (let i = 0; i < 20; i++) { const o = { b: new ArrayBuffer(1 << 20) }; o.self = o; } return 'ok' }";
+    // Fits in the 32 MB limit, not beside the litter under the 48 MB cap.
+    const needs28 = 'async () => { const keep = []; for (let i = 0; i < 28; i++) keep.push(new ArrayBuffer(1 << 20)); return keep.length }';
+    for (let round = 0; round < 3; round++) {
+      expect(valueOf((await pool.run(litter, NO_GRANTS)).outcome)).toBe('ok');
+      expect(valueOf((await pool.run(needs28, NO_GRANTS)).outcome)).toBe(28);
+    }
+    pool.close();
+  });
+
+  it('keeps the worker of a successful run that used most of the memory for a moment', async () => {
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 1 });
+    await pool.warm();
+    const big = 'async () => { const a = new ArrayBuffer(20 << 20); const b = new ArrayBuffer(10 << 20); return a.byteLength + b.byteLength }';
+    for (let i = 0; i < 5; i++) expect(valueOf((await pool.run(big, NO_GRANTS)).outcome)).toBe(30 << 20);
+    expect(pool.stats()).toMatchObject({ workersStarted: 1, workersStopped: 0 });
+    pool.close();
+  });
+
   it.each([
-    ['strings of 1 MB', 'async () => { const keep = []; for (;;) keep.push("x".repeat(1 << 20) + keep.length) }'],
-    ['small objects', 'async () => { const keep = []; for (;;) keep.push({ i: keep.length, s: "abc" + keep.length }) }'],
-    ['doubling buffers', 'async () => { let n = 1 << 20; const keep = []; for (;;) { keep.push(new Uint8Array(n)); n *= 2 } }'],
-  ])('stops a hook allocating %s without bound, replaces its worker, and runs the next hook normally', async (_case, code) => {
+    ['strings of 1 MB', 'async () => { const keep = []; for (;;) keep.push("x".repeat(1 << 20) + keep.length) }', 1],
+    ['small objects', 'async () => { const keep = []; for (;;) keep.push({ i: keep.length, s: "abc" + keep.length }) }', 1],
+    // The 32 MB buffer is refused before the heap reaches its cap: the worker stays.
+    ['doubling buffers', 'async () => { let n = 1 << 20; const keep = []; for (;;) { keep.push(new Uint8Array(n)); n *= 2 } }', 0],
+  ])('stops a hook allocating %s without bound and runs the next hook normally (workers replaced: %i)', async (_case, code, replaced) => {
     // A CPU budget large enough that memory, not time, is what stops the hook.
     const pool = new SandboxPool(ROOMY);
     await pool.warm();
     const { outcome } = await pool.run(code, NO_GRANTS);
     expect(outcome).toEqual({ ok: false, kind: 'memory', message: 'Hook stopped: it used more than 32 MB of memory' });
     expect(valueOf((await pool.run('async () => "fine"', NO_GRANTS)).outcome)).toBe('fine');
-    expect(pool.stats()).toMatchObject({ workersStarted: 2, workersStopped: 1, alive: 1 });
+    expect(pool.stats()).toMatchObject({ workersStarted: 1 + replaced, workersStopped: replaced, alive: 1 });
     pool.close();
   });
 });

@@ -31,6 +31,8 @@ export interface SandboxPoolOptions {
   maxWorkers: number;
   maxRunsPerSlot: number;
   maxCompiledPerSlot: number;
+  /** How long a run may wait for a worker before it fails without starting; default twice the wall-clock limit. */
+  maxWaitMs?: number;
 }
 
 export const DEFAULT_WORKERS: SandboxPoolOptions = { maxWorkers: 8, maxRunsPerSlot: 10_000, maxCompiledPerSlot: 64 };
@@ -39,8 +41,11 @@ export const DEFAULT_WORKERS: SandboxPoolOptions = { maxWorkers: 8, maxRunsPerSl
 export const WATCHDOG_GRACE_MS = 100;
 /** How often the watchdog looks at the runs in progress (one timer for all of them). */
 const WATCHDOG_TICK_MS = 20;
-/** Runs without host members a worker may hold at a time: they run one after the other without the thread going to sleep between them. */
-export const PIPELINE_DEPTH = 8;
+/**
+ * Runs without host members a worker may hold at a time: the running one and one ready behind it,
+ * so that the thread goes on to the next without sleeping, while a slow run holds up at most one other.
+ */
+export const PIPELINE_DEPTH = 2;
 /** A worker whose running run started less than this ago is taken to be working through its queue quickly. */
 const FLOWING_MS = 2;
 /** Memory of the engine besides what a run allocates: its own data, the hardened context, compiled hooks. */
@@ -56,6 +61,8 @@ interface PendingRun {
   globals: IsolatedGlobals;
   /** It may await host calls (it has host members), so no run may queue behind it in its worker. */
   exclusive: boolean;
+  /** performance.now() when it was given to the pool. */
+  queued: number;
   /** performance.now() when it became the first run of its worker's queue: the start of its wall-clock limit. */
   started: number;
   /** Aborted when the run ends; made by the first host call (an AbortController costs more than a small run). */
@@ -131,8 +138,10 @@ export class SandboxPool {
   run(code: string, globals: IsolatedGlobals, cacheKey: string = code): Promise<IsolatedOutcome> {
     if (this.closed) return Promise.resolve(RUNTIME_FAILED);
     return new Promise((resolve) => {
-      this.waiting.push({ code, cacheKey, globals, exclusive: Object.keys(globals.host).length > 0, started: 0, abort: undefined, resolve });
+      const now = performance.now();
+      this.waiting.push({ code, cacheKey, globals, exclusive: Object.keys(globals.host).length > 0, queued: now, started: 0, abort: undefined, resolve });
       this.dispatch();
+      this.watchdog ??= setInterval(() => this.watch(), WATCHDOG_TICK_MS);
     });
   }
 
@@ -297,12 +306,18 @@ export class SandboxPool {
   /**
    * Terminates the worker of each run past its CPU or wall-clock limit by more than
    * WATCHDOG_GRACE_MS: the engine stops ordinary code itself, so this catches only built-ins
-   * looping natively. CPU time is read from the meter the worker writes.
+   * looping natively. CPU time is read from the meter the worker writes. A run that waited for a
+   * worker longer than `maxWaitMs` fails without starting.
    */
   private watch(): void {
     const { cpuMs, wallMs } = this.limits;
     const now = performance.now();
-    let busy = 0;
+    const maxWaitMs = this.options.maxWaitMs ?? 2 * wallMs;
+    while (this.waiting.length > 0 && now - this.waiting[0]!.queued > maxWaitMs) {
+      const message = `Hook not started: all ${this.options.maxWorkers} hook workers were busy for ${maxWaitMs} ms`;
+      this.waiting.shift()!.resolve({ outcome: { ok: false, kind: 'timeout', message }, console: [] });
+    }
+    let busy = this.waiting.length;
     for (const worker of this.workers) {
       const run = worker.runs[0];
       if (!run) continue;

@@ -14,18 +14,31 @@ import type { HostReply, ToServer, ToWorker, WorkerData, WireArgument } from './
 const data = workerData as WorkerData;
 const port = parentPort!;
 const meter = new Float64Array(data.meter);
-/** Past this size the heap counts as exhausted: the engine grows it in steps, so a failed allocation may leave it a little short of the maximum. */
-const exhaustedBytes = data.memoryPages * 65_536 * 0.8;
-let memory: WebAssembly.Memory | undefined;
 const sandbox = new Sandbox(data.limits, { maxIdle: 1, maxRunsPerSlot: data.maxRunsPerSlot, maxCompiledPerSlot: data.maxCompiledPerSlot }, {
   meter,
   loadModule: () => {
     // Grows on demand up to `memoryPages`: past it, allocation fails inside the engine ("out of memory").
-    memory = new WebAssembly.Memory({ initial: data.initialPages, maximum: data.memoryPages });
-    return newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule: data.wasmModule, wasmMemory: memory }));
+    const wasmMemory = new WebAssembly.Memory({ initial: data.initialPages, maximum: data.memoryPages });
+    const grow = wasmMemory.grow.bind(wasmMemory);
+    // Emscripten's allocator calls this to grow the heap, trying three sizes (20 %, 10 % and 5 % more
+    // than it needs) until one fits: three refusals in a row are an allocation the cap refused.
+    let refusals = 0;
+    wasmMemory.grow = (delta: number) => {
+      try {
+        const previous = grow(delta);
+        refusals = 0;
+        return previous;
+      } catch (error) {
+        if (++refusals >= 3) growRefused = true;
+        throw error;
+      }
+    };
+    return newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule: data.wasmModule, wasmMemory }));
   },
 });
 
+/** Set when the engine asked for more memory than the cap allows since the start of the current run. */
+let growRefused = false;
 const calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 let nextCall = 0;
 
@@ -36,11 +49,10 @@ function post(message: ToServer): void {
 /** A host member answered by the server's thread. */
 function remote(name: string, method: string | undefined): HostMember {
   return {
-    async: (args, signal) =>
+    async: (args) =>
       new Promise((resolve, reject) => {
         const call = ++nextCall;
         calls.set(call, { resolve, reject });
-        signal.addEventListener('abort', () => calls.delete(call), { once: true });
         post({ type: 'call', call, name, method, args: args.map(toWire) });
       }),
   };
@@ -79,16 +91,24 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     if (methods === true) host[name] = remote(name, undefined);
     else host[name] = Object.fromEntries(methods.map((method) => [method, remote(name, method)]));
   }
+  growRefused = false;
   let outcome = await sandbox.run(message.code, { values: message.values, host }, message.cacheKey);
   calls.clear();
-  const { compiles, modules } = sandbox.stats();
-  // A run that filled the heap may fail with anything, even `null` when the engine cannot allocate its
-  // error; and with the heap full the library writes to address 0. Such a thread is not used again.
-  const exhausted = memory !== undefined && memory.buffer.byteLength >= exhaustedBytes;
-  if (exhausted && !outcome.ok && outcome.kind !== 'timeout') {
+  // A run that failed after reaching the cap may fail with anything, even `null` when the engine
+  // cannot allocate its error: that is `memory`. With the heap full the library writes to address 0,
+  // so a thread whose heap reached the cap is not used again (nor after an engine failure, which
+  // dropped the module). A single allocation past the limit is refused before the heap is touched.
+  if (growRefused && !outcome.ok && outcome.kind !== 'timeout') {
     outcome = { ok: false, kind: 'memory', message: `Hook stopped: it used more than ${data.limits.memoryBytes / 1024 / 1024} MB of memory` };
   }
-  const reusable = modules === 1 && !exhausted && (outcome.ok || outcome.kind !== 'memory');
+  let reusable = sandbox.stats().modules === 1 && !growRefused;
+  // The next run must find its whole memory limit free. Garbage this run left in cycles may hold it
+  // (see Sandbox.hasRoom): disposing the slot frees it; if even that leaves no room, a new thread will.
+  if (reusable && !sandbox.hasRoom(data.limits.memoryBytes)) {
+    sandbox.recycle();
+    reusable = sandbox.hasRoom(data.limits.memoryBytes);
+  }
+  const { compiles } = sandbox.stats();
   halted = !reusable;
   post({ type: 'done', outcome, console: consoleLines, compiles, reusable });
 }

@@ -237,6 +237,27 @@ describe('limits the interrupt handler cannot enforce alone', () => {
     box.close();
   });
 
+  it.each([
+    ['toJSON', 'f.toJSON = () => { for (;;) {} }', { ok: false, kind: 'thrown', message: 'Hook failed' }],
+    ['toString', 'f.toString = () => { for (;;) {} }', { ok: false, kind: 'thrown', message: 'Hook failed' }],
+    ['message getter', "Object.defineProperty(f, 'message', { get() { for (;;) {} } })", { ok: false, kind: 'timeout', message: 'Hook stopped: it computed for more than 200 ms' }],
+  ])('reads a thrown function like an error, within the CPU budget: its looping %s does not hold the run until the wall-clock limit', async (_case, setup, expected) => {
+    const box = new Sandbox(LIMITS, { ...DEFAULT_POOL, maxIdle: 1 });
+    const started = performance.now();
+    const outcome = await box.run(`async () => { const f = () => 0; ${setup}; throw f }`, NO_GRANTS);
+    expect(outcome).toEqual(expected);
+    expect(performance.now() - started).toBeLessThan(LIMITS.wallMs);
+    box.close();
+  });
+
+  it('reports thrown primitives as their text', async () => {
+    const box = sharedSlot();
+    for (const [thrown, message] of [["'plain text'", 'plain text'], ['42', '42'], ['undefined', 'undefined'], ['10n ** 20n', '100000000000000000000'], ["Symbol('s')", 'Symbol(s)']]) {
+      expect(await box.run(`async () => { throw ${thrown} }`, NO_GRANTS)).toEqual({ ok: false, kind: 'thrown', message });
+    }
+    box.close();
+  });
+
   it('calls no host function once the run is stopped, even from a getter the host reads', async () => {
     const calls: unknown[] = [];
     const globals: SandboxGlobals = { values: { instance: null }, host: { console: { log: { sync: () => undefined } }, db: { create: { async: async (args) => void calls.push(args) } } } };

@@ -98,6 +98,8 @@ export interface SandboxEngineOptions {
  */
 export class Sandbox {
   private module: Promise<QuickJSWASMModule> | undefined;
+  /** The module of the last slot created. */
+  private loaded: QuickJSWASMModule | undefined;
   private readonly idle: SandboxSlot[] = [];
   private warmed = false;
   private readonly counters = { slotsCreated: 0, compiles: 0, modules: 0 };
@@ -162,6 +164,26 @@ export class Sandbox {
     for (const slot of this.idle.splice(0)) slot.dispose();
   }
 
+  /**
+   * Whether the engine's heap can still give a run `bytes` in one piece, tried with a real
+   * allocation (given back at once). False when the module is not loaded. In this build QuickJS
+   * starts a garbage collection by the number of allocations, not their size, so a few large
+   * cycles a run leaves behind can hold the heap of a reused context: see `recycle`.
+   */
+  hasRoom(bytes: number): boolean {
+    const heap = this.loaded ? (this.loaded as unknown as { module: EngineHeap }).module : undefined;
+    if (!heap) return false;
+    const pointer = heap._malloc(bytes);
+    if (!pointer) return false;
+    heap._free(pointer);
+    return true;
+  }
+
+  /** Disposes the idle slots: freeing a QuickJS runtime collects all its garbage. The next run hardens a new slot. */
+  recycle(): void {
+    for (const slot of this.idle.splice(0)) if (!slot.dispose()) this.drop(slot.origin);
+  }
+
   private loadingModule(): Promise<QuickJSWASMModule> {
     if (!this.module) {
       this.module = (this.engine.loadModule ?? newQuickJSWASMModule)();
@@ -171,6 +193,7 @@ export class Sandbox {
   }
 
   private newSlot(origin: Promise<QuickJSWASMModule>, module: QuickJSWASMModule): SandboxSlot {
+    this.loaded = module;
     const slot = new SandboxSlot(origin, module, this.limits, this.pool.maxCompiledPerSlot, this.counters);
     this.counters.slotsCreated += 1;
     return slot;
@@ -185,9 +208,16 @@ export class Sandbox {
   private drop(module: Promise<QuickJSWASMModule>): void {
     if (this.module !== module) return;
     this.module = undefined;
+    this.loaded = undefined;
     this.warmed = false;
     for (const slot of this.idle.splice(0)) slot.dispose();
   }
+}
+
+/** The Emscripten module's allocator (the library keeps the module as `module` of the QuickJSWASMModule). */
+interface EngineHeap {
+  _malloc(bytes: number): number;
+  _free(pointer: number): void;
 }
 
 /** Functions of the hardened context, taken before any guest code runs. */
@@ -624,9 +654,12 @@ class SandboxRun {
       return this.timeout();
     }
     return this.consume(error, (handle) => {
-      const isObject = this.context.typeof(handle) === 'object';
+      // Every read may run guest code (getters, toString) or native work (the text of a BigInt): all inside slices.
+      const type = this.context.typeof(handle);
+      const isObject = type === 'object' || type === 'function';
       const name = isObject ? this.stringProp(handle, 'name') : undefined;
-      const message = (isObject ? this.stringProp(handle, 'message') : String(this.context.dump(handle))) ?? 'Hook failed';
+      const message = (isObject ? this.stringProp(handle, 'message') : this.text(handle)) ?? 'Hook failed';
+      if (this.stopped) return this.timeout();
       if (name === 'InternalError' && message === 'out of memory') {
         return { ok: false, kind: 'memory', message: `Hook stopped: it used more than ${this.limits.memoryBytes / 1024 / 1024} MB of memory` };
       }
@@ -695,6 +728,16 @@ class SandboxRun {
 
   private stringProp(handle: QuickJSHandle, name: string): string | undefined {
     return this.consume(this.slice(() => this.context.getProp(handle, name)), (prop) => this.asString(prop));
+  }
+
+  /** `String(value)` of a thrown primitive, computed in the guest within the CPU budget. */
+  private text(handle: QuickJSHandle): string | undefined {
+    const shown = this.slice(() => this.context.callFunction(this.intrinsics.string, this.context.undefined, handle));
+    if (shown.error) {
+      shown.error.dispose();
+      return undefined;
+    }
+    return this.consume(shown.value, (value) => this.asString(value));
   }
 
   private asString(handle: QuickJSHandle): string | undefined {
