@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Unserialisable, WithBody, type SandboxLimits, type SandboxOutcome } from './sandbox.js';
-import type { HostReply, ToServer, ToWorker, WireArgument, WorkerData } from './sandbox-wire.js';
+import { QUEUED, RUN_SLOTS, WITHDRAWN, type HostReply, type ToServer, type ToWorker, type WireArgument, type WorkerData } from './sandbox-wire.js';
 
 /** A host function answered on the server's thread: `fetch`, `db.find`, ... */
 export type RemoteMember = (args: unknown[], signal: AbortSignal) => Promise<unknown>;
@@ -41,11 +41,10 @@ export const DEFAULT_WORKERS: SandboxPoolOptions = { maxWorkers: 8, maxRunsPerSl
 export const WATCHDOG_GRACE_MS = 100;
 /** How often the watchdog looks at the runs in progress (one timer for all of them). */
 const WATCHDOG_TICK_MS = 20;
-/**
- * Runs without host members a worker may hold at a time: the running one and one ready behind it,
- * so that the thread goes on to the next without sleeping, while a slow run holds up at most one other.
- */
-export const PIPELINE_DEPTH = 2;
+/** Runs without host members a worker may hold at a time: it goes from one to the next without sleeping. */
+export const PIPELINE_DEPTH = 8;
+/** A run computing longer than this has the runs queued behind it taken back for other workers. */
+const WITHDRAW_AFTER_MS = 5;
 /** A worker whose running run started less than this ago is taken to be working through its queue quickly. */
 const FLOWING_MS = 2;
 /** Memory of the engine besides what a run allocates: its own data, the hardened context, compiled hooks. */
@@ -56,6 +55,8 @@ const INITIAL_BYTES = 16 * 1024 * 1024;
 
 /** A run given to the pool: waiting for a worker, queued in one, or running there. */
 interface PendingRun {
+  /** Its number in the worker it was last sent to. */
+  seq: number;
   code: string;
   cacheKey: string;
   globals: IsolatedGlobals;
@@ -77,6 +78,9 @@ interface PendingRun {
 interface SandboxWorker {
   thread: Worker;
   meter: Float64Array;
+  runStates: Int32Array;
+  /** The number of the next run sent to it. */
+  nextSeq: number;
   ready: boolean;
   runs: PendingRun[];
   compiles: number;
@@ -139,7 +143,7 @@ export class SandboxPool {
     if (this.closed) return Promise.resolve(RUNTIME_FAILED);
     return new Promise((resolve) => {
       const now = performance.now();
-      this.waiting.push({ code, cacheKey, globals, exclusive: Object.keys(globals.host).length > 0, queued: now, started: 0, abort: undefined, resolve });
+      this.waiting.push({ seq: -1, code, cacheKey, globals, exclusive: Object.keys(globals.host).length > 0, queued: now, started: 0, abort: undefined, resolve });
       this.dispatch();
       this.watchdog ??= setInterval(() => this.watch(), WATCHDOG_TICK_MS);
     });
@@ -184,7 +188,8 @@ export class SandboxPool {
   /**
    * An idle worker for an exclusive run. For another: a worker busy with such runs whose running
    * one started less than FLOWING_MS ago (the thread is awake and gets through its queue without
-   * sleeping), else an idle worker, else any worker busy with such runs; with room in its queue.
+   * sleeping), else an idle worker, else a worker busy with such runs whose running one started
+   * less than WITHDRAW_AFTER_MS ago; with room in its queue. None behind a long run: see `withdraw`.
    */
   private workerFor(run: PendingRun): SandboxWorker | undefined {
     let idle: SandboxWorker | undefined;
@@ -198,9 +203,10 @@ export class SandboxPool {
         if (run.exclusive) return worker;
         idle ??= worker;
       } else if (!run.exclusive && queued < PIPELINE_DEPTH && !worker.runs[0]!.exclusive) {
-        if (now - worker.runs[0]!.started < FLOWING_MS) {
+        const running = now - worker.runs[0]!.started;
+        if (running < FLOWING_MS) {
           if (!flowing || queued < flowing.runs.length) flowing = worker;
-        } else if (!queuing || queued < queuing.runs.length) {
+        } else if (running < WITHDRAW_AFTER_MS && (!queuing || queued < queuing.runs.length)) {
           queuing = worker;
         }
       }
@@ -238,6 +244,7 @@ export class SandboxPool {
 
   private async start(): Promise<SandboxWorker> {
     const meter = new SharedArrayBuffer(2 * Float64Array.BYTES_PER_ELEMENT);
+    const runStates = new SharedArrayBuffer(RUN_SLOTS * Int32Array.BYTES_PER_ELEMENT);
     const data: WorkerData = {
       limits: this.limits,
       maxRunsPerSlot: this.options.maxRunsPerSlot,
@@ -246,11 +253,12 @@ export class SandboxPool {
       initialPages: INITIAL_BYTES / PAGE_BYTES,
       memoryPages: Math.ceil((this.limits.memoryBytes + ENGINE_BASE_BYTES) / PAGE_BYTES),
       meter,
+      runStates,
     };
     // The thread's own V8 heap holds only copies of the values and host-call arguments of its runs.
     const thread = new Worker(workerScript(), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 } });
     thread.unref();
-    const worker: SandboxWorker = { thread, meter: new Float64Array(meter), ready: false, runs: [], compiles: 0, exhausted: false, gone: false };
+    const worker: SandboxWorker = { thread, meter: new Float64Array(meter), runStates: new Int32Array(runStates), nextSeq: 0, ready: false, runs: [], compiles: 0, exhausted: false, gone: false };
     this.counters.workersStarted += 1;
     this.workers.add(worker);
     return new Promise((resolve, reject) => {
@@ -277,6 +285,8 @@ export class SandboxPool {
   }
 
   private send(worker: SandboxWorker, run: PendingRun): void {
+    run.seq = worker.nextSeq++;
+    Atomics.store(worker.runStates, run.seq % RUN_SLOTS, QUEUED);
     worker.runs.push(run);
     if (worker.runs.length === 1) run.started = performance.now();
     this.watchdog ??= setInterval(() => this.watch(), WATCHDOG_TICK_MS);
@@ -284,7 +294,7 @@ export class SandboxPool {
       Object.entries(run.globals.host).map(([name, member]): [string, true | string[]] => [name, typeof member === 'function' ? true : Object.keys(member)]),
     );
     try {
-      worker.thread.postMessage({ type: 'run', code: run.code, cacheKey: run.cacheKey, values: run.globals.values, host } satisfies ToWorker);
+      worker.thread.postMessage({ type: 'run', seq: run.seq, code: run.code, cacheKey: run.cacheKey, values: run.globals.values, host } satisfies ToWorker);
     } catch {
       // Values the structured clone cannot copy: callers pass JSON values, so this is a caller's bug.
       worker.runs.pop();
@@ -326,11 +336,24 @@ export class SandboxPool {
       const used = worker.meter[1]! + (sliceStart > 0 ? performance.timeOrigin + now - sliceStart : 0);
       if (used > cpuMs + WATCHDOG_GRACE_MS) this.overrun(worker, `Hook stopped: it computed for more than ${cpuMs} ms`);
       else if (now - run.started > wallMs + WATCHDOG_GRACE_MS) this.overrun(worker, `Hook stopped: it ran for more than ${wallMs} ms`);
+      else if (worker.runs.length > 1 && now - run.started > WITHDRAW_AFTER_MS) this.withdraw(worker);
     }
     if (busy === 0) {
       clearInterval(this.watchdog);
       this.watchdog = undefined;
     }
+  }
+
+  /**
+   * Takes back the runs queued behind a long run, those the worker has not started, and gives
+   * them to other workers (or to this one again, once it is through).
+   */
+  private withdraw(worker: SandboxWorker): void {
+    const taken = worker.runs.slice(1).filter((run) => Atomics.compareExchange(worker.runStates, run.seq % RUN_SLOTS, QUEUED, WITHDRAWN) === QUEUED);
+    if (taken.length === 0) return;
+    worker.runs = worker.runs.filter((run) => !taken.includes(run));
+    this.waiting.unshift(...taken);
+    this.dispatch();
   }
 
   /** A host call from the worker's running run, answered when the host function settles. */

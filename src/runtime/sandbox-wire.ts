@@ -12,7 +12,19 @@ export interface WorkerData {
   memoryPages: number;
   /** A SharedArrayBuffer of two float64: the `meter` of `SandboxEngineOptions`. */
   meter: SharedArrayBuffer;
+  /**
+   * A SharedArrayBuffer of RUN_SLOTS int32, the state of run `seq` at `seq % RUN_SLOTS`: QUEUED when
+   * sent; the worker sets STARTED before it starts the run, the server WITHDRAWN to take it back,
+   * each with `Atomics.compareExchange` from QUEUED, so exactly one of them wins.
+   */
+  runStates: SharedArrayBuffer;
 }
+
+/** Runs a worker may hold, sent or withdrawn but not yet reached, is far below this. */
+export const RUN_SLOTS = 64;
+export const QUEUED = 0;
+export const STARTED = 1;
+export const WITHDRAWN = 2;
 
 /** An argument of a host call: a JSON value, or the guest's `String(value)` of one JSON cannot copy. */
 export type WireArgument = { value: unknown } | { unserialisable: string };
@@ -26,6 +38,8 @@ export type HostReply = { type: 'reply'; call: number } & (
 export type ToWorker =
   | {
       type: 'run';
+      /** The run's number in this worker, counted from 0: its state is at `seq % RUN_SLOTS` of `runStates`. */
+      seq: number;
       code: string;
       cacheKey: string;
       values: Record<string, unknown>;

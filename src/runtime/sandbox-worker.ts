@@ -9,11 +9,12 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
 import { guestLibrary } from './guest-library.js';
 import { Sandbox, Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox.js';
-import type { HostReply, ToServer, ToWorker, WorkerData, WireArgument } from './sandbox-wire.js';
+import { QUEUED, RUN_SLOTS, STARTED, type HostReply, type ToServer, type ToWorker, type WorkerData, type WireArgument } from './sandbox-wire.js';
 
 const data = workerData as WorkerData;
 const port = parentPort!;
 const meter = new Float64Array(data.meter);
+const runStates = new Int32Array(data.runStates);
 const sandbox = new Sandbox(data.limits, { maxIdle: 1, maxRunsPerSlot: data.maxRunsPerSlot, maxCompiledPerSlot: data.maxCompiledPerSlot }, {
   meter,
   loadModule: () => {
@@ -80,7 +81,10 @@ let halted = false;
 async function drain(): Promise<void> {
   if (running) return;
   running = true;
-  for (let next = queue.shift(); next && !halted; next = queue.shift()) await run(next);
+  for (let next = queue.shift(); next && !halted; next = queue.shift()) {
+    // The server may have taken this run back while an earlier one ran long: then another worker runs it.
+    if (Atomics.compareExchange(runStates, next.seq % RUN_SLOTS, QUEUED, STARTED) === QUEUED) await run(next);
+  }
   running = false;
 }
 
