@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Unserialisable, WithBody, type SandboxLimits, type SandboxOutcome } from './sandbox.js';
-import { QUEUED, RUN_SLOTS, WITHDRAWN, type HostReply, type ToServer, type ToWorker, type WireArgument, type WorkerData } from './sandbox-wire.js';
+import { CURRENT_RUN, QUEUED, RUN_SLOTS, WITHDRAWN, type HostReply, type ToServer, type ToWorker, type WireArgument, type WorkerData } from './sandbox-wire.js';
 
 /** A host function answered on the server's thread: `fetch`, `db.find`, ... */
 export type RemoteMember = (args: unknown[], signal: AbortSignal) => Promise<unknown>;
@@ -81,6 +81,8 @@ interface SandboxWorker {
   runStates: Int32Array;
   /** The number of the next run sent to it. */
   nextSeq: number;
+  /** Set while runs are queued behind its running run: see `watchQueue`. */
+  withdrawTimer: NodeJS.Timeout | undefined;
   ready: boolean;
   runs: PendingRun[];
   compiles: number;
@@ -175,6 +177,10 @@ export class SandboxPool {
 
   /** Gives waiting runs, in order, to workers that may take them, and starts workers for the rest. */
   private dispatch(): void {
+    if (this.closed) {
+      for (const run of this.waiting.splice(0)) run.resolve(RUNTIME_FAILED);
+      return;
+    }
     while (this.waiting.length > 0) {
       const run = this.waiting[0]!;
       const worker = this.workerFor(run);
@@ -244,7 +250,8 @@ export class SandboxPool {
 
   private async start(): Promise<SandboxWorker> {
     const meter = new SharedArrayBuffer(2 * Float64Array.BYTES_PER_ELEMENT);
-    const runStates = new SharedArrayBuffer(RUN_SLOTS * Int32Array.BYTES_PER_ELEMENT);
+    const runStates = new SharedArrayBuffer((RUN_SLOTS + 1) * Int32Array.BYTES_PER_ELEMENT);
+    Atomics.store(new Int32Array(runStates), CURRENT_RUN, -1);
     const data: WorkerData = {
       limits: this.limits,
       maxRunsPerSlot: this.options.maxRunsPerSlot,
@@ -258,7 +265,7 @@ export class SandboxPool {
     // The thread's own V8 heap holds only copies of the values and host-call arguments of its runs.
     const thread = new Worker(workerScript(), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 } });
     thread.unref();
-    const worker: SandboxWorker = { thread, meter: new Float64Array(meter), runStates: new Int32Array(runStates), nextSeq: 0, ready: false, runs: [], compiles: 0, exhausted: false, gone: false };
+    const worker: SandboxWorker = { thread, meter: new Float64Array(meter), runStates: new Int32Array(runStates), nextSeq: 0, withdrawTimer: undefined, ready: false, runs: [], compiles: 0, exhausted: false, gone: false };
     this.counters.workersStarted += 1;
     this.workers.add(worker);
     return new Promise((resolve, reject) => {
@@ -289,6 +296,7 @@ export class SandboxPool {
     Atomics.store(worker.runStates, run.seq % RUN_SLOTS, QUEUED);
     worker.runs.push(run);
     if (worker.runs.length === 1) run.started = performance.now();
+    else this.watchQueue(worker);
     this.watchdog ??= setInterval(() => this.watch(), WATCHDOG_TICK_MS);
     const host = Object.fromEntries(
       Object.entries(run.globals.host).map(([name, member]): [string, true | string[]] => [name, typeof member === 'function' ? true : Object.keys(member)]),
@@ -309,7 +317,10 @@ export class SandboxPool {
     if (!run) return;
     run.abort?.abort();
     const next = worker.runs[0];
-    if (next) next.started = performance.now();
+    if (next) {
+      next.started = performance.now();
+      this.watchQueue(worker);
+    }
     run.resolve(result);
   }
 
@@ -332,16 +343,39 @@ export class SandboxPool {
       const run = worker.runs[0];
       if (!run) continue;
       busy += 1;
-      const sliceStart = worker.meter[0]!;
-      const used = worker.meter[1]! + (sliceStart > 0 ? performance.timeOrigin + now - sliceStart : 0);
-      if (used > cpuMs + WATCHDOG_GRACE_MS) this.overrun(worker, `Hook stopped: it computed for more than ${cpuMs} ms`);
+      if (this.computed(worker, run, now) > cpuMs + WATCHDOG_GRACE_MS) this.overrun(worker, `Hook stopped: it computed for more than ${cpuMs} ms`);
       else if (now - run.started > wallMs + WATCHDOG_GRACE_MS) this.overrun(worker, `Hook stopped: it ran for more than ${wallMs} ms`);
-      else if (worker.runs.length > 1 && now - run.started > WITHDRAW_AFTER_MS) this.withdraw(worker);
     }
     if (busy === 0) {
       clearInterval(this.watchdog);
       this.watchdog = undefined;
     }
+  }
+
+  /**
+   * The time `run` has computed, from the worker's meter; 0 while the meter is about another run
+   * (the one before, if the worker has not started this one; the one after, if this one's `done`
+   * is still on its way).
+   */
+  private computed(worker: SandboxWorker, run: PendingRun, now: number): number {
+    if (Atomics.load(worker.runStates, CURRENT_RUN) !== run.seq) return 0;
+    const sliceStart = worker.meter[0]!;
+    return worker.meter[1]! + (sliceStart > 0 ? performance.timeOrigin + now - sliceStart : 0);
+  }
+
+  /** Looks again at `worker` WITHDRAW_AFTER_MS after its running run started, if runs are queued behind it. */
+  private watchQueue(worker: SandboxWorker): void {
+    if (worker.withdrawTimer || worker.runs.length < 2) return;
+    const delay = worker.runs[0]!.started + WITHDRAW_AFTER_MS - performance.now();
+    worker.withdrawTimer = setTimeout(
+      () => {
+        worker.withdrawTimer = undefined;
+        if (worker.gone || worker.runs.length < 2) return;
+        if (performance.now() - worker.runs[0]!.started >= WITHDRAW_AFTER_MS) this.withdraw(worker);
+        else this.watchQueue(worker);
+      },
+      Math.max(1, delay),
+    );
   }
 
   /**

@@ -13,15 +13,17 @@ export interface WorkerData {
   /** A SharedArrayBuffer of two float64: the `meter` of `SandboxEngineOptions`. */
   meter: SharedArrayBuffer;
   /**
-   * A SharedArrayBuffer of RUN_SLOTS int32, the state of run `seq` at `seq % RUN_SLOTS`: QUEUED when
-   * sent; the worker sets STARTED before it starts the run, the server WITHDRAWN to take it back,
-   * each with `Atomics.compareExchange` from QUEUED, so exactly one of them wins.
+   * A SharedArrayBuffer of RUN_SLOTS + 1 int32, the state of run `seq` at `seq % RUN_SLOTS`: QUEUED
+   * when sent; the worker sets STARTED before it starts the run, the server WITHDRAWN to take it
+   * back, each with `Atomics.compareExchange` from QUEUED, so exactly one of them wins. At
+   * CURRENT_RUN, the `seq` of the run the meter is about (stored after the meter is zeroed).
    */
   runStates: SharedArrayBuffer;
 }
 
 /** Runs a worker may hold, sent or withdrawn but not yet reached, is far below this. */
 export const RUN_SLOTS = 64;
+export const CURRENT_RUN = RUN_SLOTS;
 export const QUEUED = 0;
 export const STARTED = 1;
 export const WITHDRAWN = 2;

@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
 import { guestLibrary } from './guest-library.js';
 import { Sandbox, Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox.js';
-import { QUEUED, RUN_SLOTS, STARTED, type HostReply, type ToServer, type ToWorker, type WorkerData, type WireArgument } from './sandbox-wire.js';
+import { CURRENT_RUN, QUEUED, RUN_SLOTS, STARTED, type HostReply, type ToServer, type ToWorker, type WorkerData, type WireArgument } from './sandbox-wire.js';
 
 const data = workerData as WorkerData;
 const port = parentPort!;
@@ -20,6 +20,7 @@ const sandbox = new Sandbox(data.limits, { maxIdle: 1, maxRunsPerSlot: data.maxR
   loadModule: () => {
     // Grows on demand up to `memoryPages`: past it, allocation fails inside the engine ("out of memory").
     const wasmMemory = new WebAssembly.Memory({ initial: data.initialPages, maximum: data.memoryPages });
+    memory = wasmMemory;
     const grow = wasmMemory.grow.bind(wasmMemory);
     // Emscripten's allocator calls this to grow the heap, trying three sizes (20 %, 10 % and 5 % more
     // than it needs) until one fits: three refusals in a row are an allocation the cap refused.
@@ -40,6 +41,14 @@ const sandbox = new Sandbox(data.limits, { maxIdle: 1, maxRunsPerSlot: data.maxR
 
 /** Set when the engine asked for more memory than the cap allows since the start of the current run. */
 let growRefused = false;
+let memory: WebAssembly.Memory | undefined;
+/** Emscripten places nothing below this address: a non-zero byte there was written through a null pointer. */
+const NULL_PAGE_BYTES = 1024;
+
+/** Whether nothing was written through a null pointer (the library does when its allocation fails with the heap full). */
+function nullPageClean(): boolean {
+  return memory !== undefined && new Uint8Array(memory.buffer, 0, NULL_PAGE_BYTES).every((byte) => byte === 0);
+}
 const calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 let nextCall = 0;
 
@@ -83,7 +92,12 @@ async function drain(): Promise<void> {
   running = true;
   for (let next = queue.shift(); next && !halted; next = queue.shift()) {
     // The server may have taken this run back while an earlier one ran long: then another worker runs it.
-    if (Atomics.compareExchange(runStates, next.seq % RUN_SLOTS, QUEUED, STARTED) === QUEUED) await run(next);
+    if (Atomics.compareExchange(runStates, next.seq % RUN_SLOTS, QUEUED, STARTED) !== QUEUED) continue;
+    // The watchdog reads the meter only for the run named here: never the last reading of another.
+    meter[0] = 0;
+    meter[1] = 0;
+    Atomics.store(runStates, CURRENT_RUN, next.seq);
+    await run(next);
   }
   running = false;
 }
@@ -99,16 +113,17 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   let outcome = await sandbox.run(message.code, { values: message.values, host }, message.cacheKey);
   calls.clear();
   // A run that failed after reaching the cap may fail with anything, even `null` when the engine
-  // cannot allocate its error: that is `memory`. With the heap full the library writes to address 0,
-  // so a thread whose heap reached the cap is not used again (nor after an engine failure, which
-  // dropped the module). A single allocation past the limit is refused before the heap is touched.
+  // cannot allocate its error: that is `memory`. (A single allocation past the limit is refused
+  // before the heap is touched.) With the heap full the library writes through a null pointer: a
+  // thread whose null page is no longer clean is not used again, nor one whose engine failed.
   if (growRefused && !outcome.ok && outcome.kind !== 'timeout') {
     outcome = { ok: false, kind: 'memory', message: `Hook stopped: it used more than ${data.limits.memoryBytes / 1024 / 1024} MB of memory` };
   }
-  let reusable = sandbox.stats().modules === 1 && !growRefused;
+  let reusable = sandbox.stats().modules === 1 && nullPageClean();
   // The next run must find its whole memory limit free. Garbage this run left in cycles may hold it
-  // (see Sandbox.hasRoom): disposing the slot frees it; if even that leaves no room, a new thread will.
-  if (reusable && !sandbox.hasRoom(data.limits.memoryBytes)) {
+  // (see Sandbox.hasRoom), and a context that ran out of memory may be left half-done: disposing
+  // the slot frees it all; if even that leaves no room, a new thread will.
+  if (reusable && (growRefused || !sandbox.hasRoom(data.limits.memoryBytes))) {
     sandbox.recycle();
     reusable = sandbox.hasRoom(data.limits.memoryBytes);
   }
@@ -127,6 +142,11 @@ port.on('message', (message: ToWorker) => {
 });
 
 void sandbox.warm().then(
-  () => post({ type: 'ready' }),
+  () => {
+    // Grow the heap once to hold a run's whole limit beside the hardened context: a run's large
+    // allocations then sit below what the context keeps, and freeing them leaves one piece free.
+    sandbox.hasRoom(data.limits.memoryBytes);
+    post({ type: 'ready' });
+  },
   () => process.exit(1),
 );

@@ -110,6 +110,8 @@ const UNLOCKED_UPDATE_ATTEMPTS = 3;
 export class RecordService {
   private generation = 0;
   private readonly versions = new RecordVersions();
+  /** Per record id, the end of its afterSave hooks started so far. */
+  private readonly afterSaveChains = new Map<string, Promise<void>>();
   private tables: { generation: number; byKey: Promise<Map<string, RecordTable>> } | undefined;
   private hooks: { generation: number; byTable: Promise<Map<string, SaveHooks>> } | undefined;
 
@@ -295,16 +297,28 @@ export class RecordService {
     return validateHookResult(table, hooks.beforeSave[hooks.beforeSave.length - 1]!, current, _id);
   }
 
-  /** Starts the afterSave hooks without waiting: the runtime records each run and its failure. */
+  /**
+   * Starts the afterSave hooks without waiting: the runtime records each run and its failure. The
+   * hooks of one record run in the order of its saves (each save's after the previous save's have
+   * ended), so that what they send elsewhere arrives in that order too.
+   */
   private afterSave(principal: Principal, hooks: SaveContext, record: RecordOutput): void {
     if (!hooks.afterSave.length) return;
     const runtime = this.dependencies().hookRuntime;
     const db = this.hookDb(principal);
-    void (async () => {
-      for (const hook of hooks.afterSave) {
-        await runtime.run({ hook, trigger: 'afterSave', instance: { ...record }, user: hooks.user, db });
-      }
-    })().catch((error: unknown) => this.ctx.logger.error({ err: error }, 'afterSave hooks failed'));
+    const key = String(record._id);
+    const previous = this.afterSaveChains.get(key) ?? Promise.resolve();
+    const chain = previous
+      .then(async () => {
+        for (const hook of hooks.afterSave) {
+          await runtime.run({ hook, trigger: 'afterSave', instance: { ...record }, user: hooks.user, db });
+        }
+      })
+      .catch((error: unknown) => this.ctx.logger.error({ err: error }, 'afterSave hooks failed'))
+      .finally(() => {
+        if (this.afterSaveChains.get(key) === chain) this.afterSaveChains.delete(key);
+      });
+    this.afterSaveChains.set(key, chain);
   }
 
   /**

@@ -366,6 +366,21 @@ describe('save hooks', () => {
     expect(created.createSigned).toEqual({ by: 'owner@example.com' });
   });
 
+  it('runs the afterSave hooks of one record in the order of its saves', async () => {
+    const ledger = await createTable('Ledger', [{ name: 'amount', type: 'number' }]);
+    await createTable('LedgerLog', [{ name: 'amount', type: 'number' }]);
+    // The first save's hook computes for ~80 ms before it writes: run side by side, the second's would write first.
+    const content = "async function (instance) { if (instance.amount === 1) { const until = Date.now() + 80; while (Date.now() < until) {} } await db.create('LedgerLog', { amount: instance.amount }); }";
+    await gqlData(gql, HOOK, { n: 'ledger-log', t: 'afterSave', table: ledger, c: content });
+    const created = await gqlData(gql, 'mutation { createLedger(data: { amount: 1 }) { _id } }');
+    await gqlData(gql, 'mutation($Id: ID!) { updateLedger(Id: $Id, data: { amount: 2 }) { _id } }', { Id: created.createLedger._id });
+    const logs = await until(
+      () => gqlData(gql, '{ listLedgerLog(sort: [{ field: _createdAt }]) { items { amount } } }'),
+      (data) => data.listLedgerLog.items.length >= 2,
+    );
+    expect(logs.listLedgerLog.items.map((item: { amount: number }) => item.amount)).toEqual([1, 2]);
+  });
+
   it('runs afterSave after the commit, whose db writes run no hooks, and records the run in hook_runs', async () => {
     const created = await gqlData(gql, 'mutation { createPayment(data: { amount: 7 }) { _id } }');
     const paymentId = created.createPayment._id;
