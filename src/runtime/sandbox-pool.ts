@@ -43,6 +43,8 @@ export const WATCHDOG_GRACE_MS = 100;
 const WATCHDOG_TICK_MS = 20;
 /** Runs without host members a worker may hold at a time: it goes from one to the next without sleeping. */
 export const PIPELINE_DEPTH = 8;
+/** Workers starting at a time: a start costs ~110 ms of CPU, and eight at once starve the runs in progress. */
+const MAX_STARTING = 2;
 /** A run computing longer than this has the runs queued behind it taken back for other workers. */
 const WITHDRAW_AFTER_MS = 5;
 /** A worker whose running run started less than this ago is taken to be working through its queue quickly. */
@@ -220,12 +222,15 @@ export class SandboxPool {
     return flowing ?? idle ?? queuing;
   }
 
-  /** Starts workers for the runs waiting, up to maxWorkers: one per exclusive run, one per PIPELINE_DEPTH others. */
+  /**
+   * Starts workers for the runs waiting, up to maxWorkers: one per exclusive run, one per
+   * PIPELINE_DEPTH others; at most MAX_STARTING at a time (each ready one takes runs and starts the next).
+   */
   private grow(): void {
     if (this.closed || this.waiting.length === 0) return;
     const exclusive = this.waiting.filter((run) => run.exclusive).length;
     const needed = exclusive + Math.ceil((this.waiting.length - exclusive) / PIPELINE_DEPTH);
-    while (this.starting < needed && this.workers.size + this.starting < this.options.maxWorkers) {
+    while (this.starting < Math.min(needed, MAX_STARTING) && this.workers.size + this.starting < this.options.maxWorkers) {
       void this.launch().catch(() => {
         // Without any worker the runs would wait for good: fail the first (each failed start fails one).
         if (this.workers.size === 0) this.waiting.shift()?.resolve(RUNTIME_FAILED);
