@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { Unserialisable, WithBody, type SandboxLimits, type SandboxOutcome } from './sandbox.js';
+import { stoppedAt, Unserialisable, WithBody, type SandboxLimits, type SandboxOutcome } from './sandbox.js';
 import { CURRENT_RUN, QUEUED, RUN_SLOTS, WITHDRAWN, type HostReply, type ToServer, type ToWorker, type WireArgument, type WorkerData } from './sandbox-wire.js';
 
 /** A host function answered on the server's thread: `fetch`, `db.find`, ... */
@@ -27,7 +27,7 @@ export interface IsolatedOutcome {
 }
 
 export interface SandboxPoolOptions {
-  /** Runs at a time, each in a worker thread of its own; further runs wait for one. */
+  /** Worker threads at most; a run that may await the host has one to itself, others may queue PIPELINE_DEPTH deep. */
   maxWorkers: number;
   maxRunsPerSlot: number;
   maxCompiledPerSlot: number;
@@ -117,9 +117,10 @@ function workerScript(): URL {
  * plus ENGINE_BASE_BYTES), so a run allocating without bound, in small pieces or large, fails
  * with "out of memory" inside its own worker. The engine stops loops at its CPU and wall-clock
  * limits; a watchdog here terminates the thread of a run that overruns them by WATCHDOG_GRACE_MS,
- * which catches built-ins that loop natively where the engine never checks. A worker serves
- * runs one at a time and keeps its hardened context and compiled hooks between them (`Sandbox`);
- * it is replaced when it was terminated, ran out of memory, or its engine failed.
+ * which catches built-ins that loop natively where the engine never checks. A worker runs the
+ * runs sent to it one at a time, in order, and keeps its hardened context and compiled hooks
+ * between them (`Sandbox`); it is replaced when it was terminated, its engine failed, or a full
+ * heap left it damaged (docs/decisions.md D9).
  */
 export class SandboxPool {
   private readonly workers = new Set<SandboxWorker>();
@@ -302,7 +303,6 @@ export class SandboxPool {
     worker.runs.push(run);
     if (worker.runs.length === 1) run.started = performance.now();
     else this.watchQueue(worker);
-    this.watchdog ??= setInterval(() => this.watch(), WATCHDOG_TICK_MS);
     const host = Object.fromEntries(
       Object.entries(run.globals.host).map(([name, member]): [string, true | string[]] => [name, typeof member === 'function' ? true : Object.keys(member)]),
     );
@@ -348,8 +348,8 @@ export class SandboxPool {
       const run = worker.runs[0];
       if (!run) continue;
       busy += 1;
-      if (this.computed(worker, run, now) > cpuMs + WATCHDOG_GRACE_MS) this.overrun(worker, `Hook stopped: it computed for more than ${cpuMs} ms`);
-      else if (now - run.started > wallMs + WATCHDOG_GRACE_MS) this.overrun(worker, `Hook stopped: it ran for more than ${wallMs} ms`);
+      if (this.computed(worker, run, now) > cpuMs + WATCHDOG_GRACE_MS) this.overrun(worker, 'cpu');
+      else if (now - run.started > wallMs + WATCHDOG_GRACE_MS) this.overrun(worker, 'wall');
     }
     if (busy === 0) {
       clearInterval(this.watchdog);
@@ -443,8 +443,8 @@ export class SandboxPool {
   }
 
   /** Ends the running run of `worker` as a timeout and terminates its thread. */
-  private overrun(worker: SandboxWorker, message: string): void {
-    this.finishFirst(worker, { outcome: { ok: false, kind: 'timeout', message }, console: [] });
+  private overrun(worker: SandboxWorker, limit: 'cpu' | 'wall'): void {
+    this.finishFirst(worker, { outcome: stoppedAt(limit, this.limits), console: [] });
     this.stop(worker);
     this.replace();
   }
@@ -474,10 +474,7 @@ export class SandboxPool {
     this.workers.delete(worker);
     this.counters.workersStopped += 1;
     if (unexpected) {
-      const outcome: SandboxOutcome = worker.exhausted
-        ? { ok: false, kind: 'memory', message: `Hook stopped: it used more than ${this.limits.memoryBytes / 1024 / 1024} MB of memory` }
-        : { ok: false, kind: 'thrown', message: 'The hook runtime failed' };
-      this.finishFirst(worker, { outcome, console: [] });
+      this.finishFirst(worker, worker.exhausted ? { outcome: stoppedAt('memory', this.limits), console: [] } : RUNTIME_FAILED);
     }
     const queued = worker.runs.splice(0);
     if (this.closed) for (const run of queued) run.resolve(RUNTIME_FAILED);

@@ -1,20 +1,23 @@
 /**
  * Entry point of a sandbox worker thread (bundled as dist/sandbox-worker.js). It owns one QuickJS
- * WebAssembly module whose memory is a fixed-size `WebAssembly.Memory`, and runs one hook at a
- * time in a pooled, hardened context of that module (`Sandbox`). `console` and `crypto` run here;
+ * WebAssembly module whose memory is a capped `WebAssembly.Memory`, and runs the hooks sent to it
+ * one at a time, in order, in a pooled, hardened context of that module (`Sandbox`). `console` and `crypto` run here;
  * `fetch` and `db` are asked of the server's thread by message. The server terminates this thread
  * when a run overruns its limits where the engine's own checks cannot stop it (docs/decisions.md D9).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
 import { guestLibrary } from './guest-library.js';
-import { Sandbox, Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox.js';
+import { Sandbox, stoppedAt, Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox.js';
 import { CURRENT_RUN, QUEUED, RUN_SLOTS, STARTED, type HostReply, type ToServer, type ToWorker, type WorkerData, type WireArgument } from './sandbox-wire.js';
 
 const data = workerData as WorkerData;
 const port = parentPort!;
 const meter = new Float64Array(data.meter);
 const runStates = new Int32Array(data.runStates);
+/** Set when the engine asked for more memory than the cap allows since the start of the current run. */
+let growRefused = false;
+let memory: WebAssembly.Memory | undefined;
 const sandbox = new Sandbox(data.limits, { maxIdle: 1, maxRunsPerSlot: data.maxRunsPerSlot, maxCompiledPerSlot: data.maxCompiledPerSlot }, {
   meter,
   loadModule: () => {
@@ -39,9 +42,6 @@ const sandbox = new Sandbox(data.limits, { maxIdle: 1, maxRunsPerSlot: data.maxR
   },
 });
 
-/** Set when the engine asked for more memory than the cap allows since the start of the current run. */
-let growRefused = false;
-let memory: WebAssembly.Memory | undefined;
 /** Emscripten places nothing below this address: a non-zero byte there was written through a null pointer. */
 const NULL_PAGE_BYTES = 1024;
 
@@ -49,6 +49,7 @@ const NULL_PAGE_BYTES = 1024;
 function nullPageClean(): boolean {
   return memory !== undefined && new Uint8Array(memory.buffer, 0, NULL_PAGE_BYTES).every((byte) => byte === 0);
 }
+
 const calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
 let nextCall = 0;
 
@@ -116,9 +117,7 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   // cannot allocate its error: that is `memory`. (A single allocation past the limit is refused
   // before the heap is touched.) With the heap full the library writes through a null pointer: a
   // thread whose null page is no longer clean is not used again, nor one whose engine failed.
-  if (growRefused && !outcome.ok && outcome.kind !== 'timeout') {
-    outcome = { ok: false, kind: 'memory', message: `Hook stopped: it used more than ${data.limits.memoryBytes / 1024 / 1024} MB of memory` };
-  }
+  if (growRefused && !outcome.ok && outcome.kind !== 'timeout') outcome = stoppedAt('memory', data.limits);
   let reusable = sandbox.stats().modules === 1 && nullPageClean();
   // The next run must find its whole memory limit free. Garbage this run left in cycles may hold it
   // (see Sandbox.hasRoom), and a context that ran out of memory may be left half-done: disposing

@@ -53,6 +53,13 @@ export class WithBody {
 
 export type SandboxFailureKind = 'thrown' | 'timeout' | 'memory' | 'syntax' | 'invalid-return';
 
+/** The outcome of a run stopped at one of its limits, worded the same wherever it was stopped (engine, worker or watchdog). */
+export function stoppedAt(limit: 'cpu' | 'wall' | 'memory', limits: SandboxLimits): Extract<SandboxOutcome, { ok: false }> {
+  if (limit === 'memory') return { ok: false, kind: 'memory', message: `Hook stopped: it used more than ${limits.memoryBytes / 1024 / 1024} MB of memory` };
+  const message = limit === 'cpu' ? `Hook stopped: it computed for more than ${limits.cpuMs} ms` : `Hook stopped: it ran for more than ${limits.wallMs} ms`;
+  return { ok: false, kind: 'timeout', message };
+}
+
 export type SandboxOutcome =
   | { ok: true; value: unknown; instance: unknown }
   | { ok: false; kind: SandboxFailureKind; message: string };
@@ -660,20 +667,14 @@ class SandboxRun {
       const name = isObject ? this.stringProp(handle, 'name') : undefined;
       const message = (isObject ? this.stringProp(handle, 'message') : this.text(handle)) ?? 'Hook failed';
       if (this.stopped) return this.timeout();
-      if (name === 'InternalError' && message === 'out of memory') {
-        return { ok: false, kind: 'memory', message: `Hook stopped: it used more than ${this.limits.memoryBytes / 1024 / 1024} MB of memory` };
-      }
+      if (name === 'InternalError' && message === 'out of memory') return stoppedAt('memory', this.limits);
       if (name === 'InternalError' && message === 'stack overflow') return { ok: false, kind: 'memory', message: 'Hook stopped: it exhausted the stack' };
       return { ok: false, kind: kind === 'syntax' && name !== 'SyntaxError' ? 'thrown' : kind, message };
     });
   }
 
   private timeout(): Extract<SandboxOutcome, { ok: false }> {
-    const message =
-      this.stopped === 'cpu'
-        ? `Hook stopped: it computed for more than ${this.limits.cpuMs} ms`
-        : `Hook stopped: it ran for more than ${this.limits.wallMs} ms`;
-    return { ok: false, kind: 'timeout', message };
+    return stoppedAt(this.stopped === 'cpu' ? 'cpu' : 'wall', this.limits);
   }
 
   private finish(deferred: QuickJSDeferredPromise, make: () => VmCallResult<QuickJSHandle>): void {

@@ -13,6 +13,8 @@ let runtime: HookRuntime;
 let loopback: Server;
 let loopbackUrl: string;
 const loopbackHits: string[] = [];
+/** Requests to /held in progress now, and the most at once. */
+const held = { now: 0, most: 0 };
 
 beforeAll(async () => {
   loopback = createServer((request, response) => {
@@ -21,6 +23,13 @@ beforeAll(async () => {
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
     request.on('end', () => {
       if (request.url === '/slow') return void setTimeout(() => response.end('late'), 2000);
+      if (request.url === '/held') {
+        held.most = Math.max(held.most, ++held.now);
+        return void setTimeout(() => {
+          held.now -= 1;
+          response.end('"held"');
+        }, 50);
+      }
       response.setHeader('content-type', 'application/json');
       response.end(JSON.stringify({ path: request.url, method: request.method, body, signature: request.headers['x-signature'] ?? null }));
     });
@@ -289,6 +298,19 @@ describe('isolation', () => {
       run('async () => [headers["x-api-key"], user._id, user.email]', { headers: { 'x-api-key': 'k1' }, user: { _id: 'u1', email: 'u@example.com' } }),
     );
     expect(result).toEqual(['k1', 'u1', 'u@example.com']);
+  });
+
+  it.each([
+    // Workers start two at a time, so with 8 the third may start after the first has finished.
+    [1, 1, 1],
+    [8, 2, 3],
+  ])('runs at most TRELLIS_HOOK_WORKERS (%i) hooks that await the host at a time', async (workers, least, most) => {
+    const limited = runtimeWith({ hookEgressAllow: ['127.0.0.1'], hookWorkers: workers, hookCpuMs: 10_000 });
+    held.most = 0;
+    const results = await Promise.all([1, 2, 3].map(() => run(`async () => (await fetch('${loopbackUrl}/held')).json()`, {}, limited)));
+    expect(results.map((result) => (result.ok ? result.value : result.error))).toEqual(['held', 'held', 'held']);
+    expect(held.most).toBeGreaterThanOrEqual(least);
+    expect(held.most).toBeLessThanOrEqual(most);
   });
 
   it('runs concurrent hooks without mixing their data', async () => {
