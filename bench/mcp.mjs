@@ -5,7 +5,7 @@ import { URL, fileURLToPath } from 'node:url';
 import { mcpKey, trellis } from './lib/fixtures.mjs';
 import { measure } from './lib/load.mjs';
 import { startNode, tempFolder } from './lib/processes.mjs';
-import { checkedCall, mcpHeaders, toolCallBody } from './lib/trellis.mjs';
+import { checkedCall, mcpHeaders, toolCallBody, unfenced } from './lib/trellis.mjs';
 
 const FEATURE_COUNT = 50;
 const FASTIFY_STATIC = fileURLToPath(new URL('./servers/fastify-static.mjs', import.meta.url));
@@ -22,7 +22,7 @@ export const mcpRead = {
     await createFeatures(server.mcpUrl, headers);
     const body = toolCallBody('list_features');
     const answer = await checkedCall(server.mcpUrl, headers, body);
-    const count = answer.message.result.structuredContent?.features?.length;
+    const count = unfenced(answer.message.result).features?.length;
     if (count !== FEATURE_COUNT) throw new Error(`list_features answered ${count} features, expected ${FEATURE_COUNT}`);
 
     const bodyFile = join(tempFolder('body'), 'list-features.json');
@@ -52,7 +52,7 @@ export const mcpVsSdk = {
     const headers = mcpHeaders(apiKey);
     const body = toolCallBody('list_menus');
     const answer = await checkedCall(server.mcpUrl, headers, body);
-    const menus = answer.message.result.structuredContent?.menus;
+    const menus = unfenced(answer.message.result).menus;
     if (!Array.isArray(menus) || menus.length !== 0) throw new Error(`list_menus should answer an empty menu list: ${answer.body.slice(0, 300)}`);
 
     const sdk = await startNode([SDK_ECHO], { label: 'SDK echo server' });
@@ -73,7 +73,7 @@ export const mcpVsSdk = {
 
 async function createFeatures(mcpUrl, headers) {
   const existing = await checkedCall(mcpUrl, headers, toolCallBody('list_features'));
-  const start = existing.message.result.structuredContent.features.length;
+  const start = unfenced(existing.message.result).features.length;
   for (let i = start + 1; i <= FEATURE_COUNT; i++) {
     const n = String(i).padStart(2, '0');
     const customCode = ['export default function Page() {', `  return <h1>Bench feature ${n}</h1>;`, '}', ''].join('\n');

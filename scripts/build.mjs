@@ -1,5 +1,6 @@
-// Bundles src/ into dist/main.js and the sandbox's worker thread into dist/sandbox-worker.js. With --if-needed it does nothing when dist is newer than src.
+// Bundles src/ into dist/main.js, the sandbox's worker thread into dist/sandbox-worker.js and the web pages into dist/web/. With --if-needed it does nothing when dist is newer than src.
 import { build } from 'esbuild';
+import { buildWeb, WEB_PAGES } from './build-web.mjs';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +19,7 @@ function newestMtime(dir) {
 
 export async function buildIfNeeded({ force = false } = {}) {
   const sources = Math.max(newestMtime(join(root, 'src')), statSync(join(root, 'package.json')).mtimeMs);
-  const built = Object.keys(entries).map((name) => join(root, 'dist', `${name}.js`));
+  const built = [...Object.keys(entries).map((name) => join(root, 'dist', `${name}.js`)), ...webOutputs()];
   if (!force && built.every((file) => existsSync(file) && statSync(file).mtimeMs >= sources)) return false;
   // Build beside the target and rename: a process starting meanwhile never imports half a file.
   const staging = join(root, 'dist', `.staging-${process.pid}`);
@@ -44,7 +45,17 @@ export async function buildIfNeeded({ force = false } = {}) {
     renameSync(join(staging, `${name}.js`), join(root, 'dist', `${name}.js`));
   }
   rmSync(staging, { recursive: true, force: true });
+  await buildWeb();
   return true;
+}
+
+/** The main file of every web page whose sources exist. */
+function webOutputs() {
+  return Object.entries(WEB_PAGES).flatMap(([page, pageEntries]) =>
+    Object.entries(pageEntries)
+      .filter(([, file]) => existsSync(join(root, 'src', 'web', file)))
+      .map(([name]) => join(root, 'dist', 'web', page, `${name}.js`)),
+  );
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

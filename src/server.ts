@@ -17,11 +17,12 @@ import type { PlatformContext } from './platform/context.js';
 import { acquireLock, dataDirSecret } from './platform/data-dir.js';
 import { openDatabase, type DatabaseHandle } from './platform/db/index.js';
 import { TrellisError, toTrellisError } from './platform/errors.js';
+import { assertJsonDepth } from './platform/json.js';
+import { BODY_LIMIT } from './platform/limits.js';
 import { startMailSender } from './platform/mail.js';
 import { createServices, type Services } from './services.js';
 
-/** 2 MB per request (spec section 8). */
-export const BODY_LIMIT = 2 * 1024 * 1024;
+export { BODY_LIMIT } from './platform/limits.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -131,8 +132,19 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
     trustProxy: services.ctx.config.trustProxy,
     return503OnClosing: true,
   });
-  // Every endpoint takes JSON only; anything else is a 415.
+  // Every endpoint takes JSON only; anything else is a 415. Deeply nested JSON is refused before it
+  // is parsed: walking or serialising it later would overflow the stack.
   app.removeContentTypeParser('text/plain');
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    try {
+      assertJsonDepth(body as string);
+    } catch (error) {
+      done(error as Error, undefined);
+      return;
+    }
+    parseJson(request, body as string, done);
+  });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const trellis = fromFastifyError(error);
     // A webhook whose code fails is the hook author's failure, recorded in hook_runs, not the server's.

@@ -49,7 +49,7 @@ export function createServices(ctx: PlatformContext): Services {
     access,
     auth: new Authenticator(ctx, access, integrations),
     application: new ApplicationService(ctx),
-    features: new FeatureService(ctx),
+    features: new FeatureService(ctx, () => services.graphql.featureSchema()),
     hooks: new HookService(ctx),
     keys: new KeyService(ctx),
     integrations,

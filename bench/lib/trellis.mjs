@@ -76,10 +76,10 @@ export async function startTrellis({ nodeArgs = [], env: extraEnv = {}, postgres
       if (response.status !== 200 || !answer.access_token) throw new Error(`/api/auth/token answered ${response.status}: ${JSON.stringify(answer)}`);
       return answer.access_token;
     },
-    /** Calls one MCP tool with `apiKey`; resolves with its structured content, throws on an error. */
+    /** Calls one MCP tool with `apiKey`; resolves with the data of its fenced answer, throws on an error. */
     async callTool(apiKey, name, args) {
       const answer = await checkedCall(`${url}/api/mcp`, mcpHeaders(apiKey), toolCallBody(name, args));
-      return answer.message.result.structuredContent;
+      return unfenced(answer.message.result);
     },
   };
 }
@@ -130,4 +130,10 @@ function parseRpcAnswer(text, contentType) {
     .map((line) => line.slice(5).trim())
     .join('');
   return JSON.parse(data);
+}
+
+/** The JSON between the markers of a tool answer's structuredContent ({ notice, nonce, data }). */
+export function unfenced(result) {
+  const { nonce, data } = result.structuredContent;
+  return JSON.parse(data.slice(`<data-${nonce}>`.length, -`</data-${nonce}>`.length));
 }

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { ACCESS_TOKEN_PREFIX, type IntegrationService } from '../integrations/service.js';
 import type { PlatformContext } from '../platform/context.js';
 import { TrellisError, unauthenticated } from '../platform/errors.js';
-import { WindowLimiter } from '../platform/limits.js';
+import { FailureLockout, WindowLimiter } from '../platform/limits.js';
 import type { Principal } from './permissions.js';
 import { SESSION_TOKEN_PREFIX, type AccessService } from './service.js';
 
@@ -10,11 +10,18 @@ import { SESSION_TOKEN_PREFIX, type AccessService } from './service.js';
 export const ACTING_USER_HEADER = 'x-userid';
 
 /**
- * Turns a bearer credential into a Principal. Failed attempts are counted per client IP; past the
- * limit every attempt from that IP is refused with 429 until the window ends.
+ * Turns a bearer credential into a Principal, and throttles failed authentication without ever
+ * refusing a valid credential because of somebody else's failures (docs/decisions.md D12):
+ * - every credential is checked first: a valid session, MCP key, access token or integration key
+ *   always passes. Past TRELLIS_AUTH_FAILURES_PER_MINUTE failures from one IP, a failure answers
+ *   429 with Retry-After instead of 401;
+ * - a password (or an integration's key) failing for one account from one IP locks that account
+ *   for that IP only, for a time that doubles with each failure after the fifth; the same account
+ *   from any other address, and other accounts from this one, are not affected.
  */
 export class Authenticator {
   private readonly failures: WindowLimiter;
+  private readonly lockouts = new FailureLockout();
 
   constructor(
     ctx: PlatformContext,
@@ -36,16 +43,32 @@ export class Authenticator {
     });
   }
 
-  /** Runs an authentication attempt under the per-IP failure limit. */
-  async guard<T>(ip: string, attempt: () => Promise<T>): Promise<T> {
-    this.failures.check(ip);
+  /**
+   * Runs an authentication attempt under the failure limits. `account` (an e-mail or a clientId)
+   * names what a guessable secret belongs to: while that account is locked out for this IP the
+   * attempt is refused unchecked.
+   */
+  async guard<T>(ip: string, attempt: () => Promise<T>, account?: string): Promise<T> {
+    const pair = account === undefined ? undefined : `${account.trim().toLowerCase()}\u0000${ip}`;
+    if (pair) this.lockouts.check(pair);
     try {
-      return await attempt();
+      const result = await attempt();
+      if (pair) this.lockouts.succeed(pair);
+      return result;
     } catch (error) {
-      if (error instanceof TrellisError && error.code === 'UNAUTHENTICATED') this.failures.hit(ip);
+      if (!(error instanceof TrellisError) || error.code !== 'UNAUTHENTICATED') throw error;
+      if (pair) this.lockouts.fail(pair);
+      this.failures.hit(ip);
       throw error;
     }
   }
+}
+
+/** The account a request body names (`email` or `clientId`), when it is a string. */
+export function accountOf(body: unknown, field: 'email' | 'clientId'): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const value = (body as Record<string, unknown>)[field];
+  return typeof value === 'string' && value.length <= 320 ? value : undefined;
 }
 
 function actingUserId(request: FastifyRequest): string | undefined {

@@ -1,4 +1,5 @@
 import { writeTransaction } from '../platform/db/write.js';
+import { resolveNamedRecord } from '../platform/references.js';
 import { recordAudit } from '../audit/writer.js';
 import { hashPassword, newId, randomSecret, sha256Hex, verifyPassword } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
@@ -228,7 +229,8 @@ export class AccessService {
     requireAdmin(principal);
     const data = parseInput(updateRoleInput, input);
     const updated = await writeTransaction(this.ctx, async (trx) => {
-      const role = await trx.selectFrom('roles').selectAll().where('id', '=', data._id).forUpdate().executeTakeFirst();
+      const roleId = await resolveNamedRecord(trx, 'roles', data._id);
+      const role = await trx.selectFrom('roles').selectAll().where('id', '=', roleId).forUpdate().executeTakeFirst();
       if (!role) throw notFound('Role', data._id);
       if (data.permissions) {
         if (role.builtin && role.name === 'admin' && !data.permissions.includes('admin')) {
@@ -298,29 +300,27 @@ export class AccessService {
     mode: 'grant' | 'revoke',
   ): Promise<string[]> {
     return writeTransaction(this.ctx, async (trx) => {
-      const feature = await trx.selectFrom('features').select('id').where('id', '=', featureId).executeTakeFirst();
-      if (!feature) throw notFound('Feature', featureId);
-      const ids = unique(roleIds);
-      const found = ids.length ? await trx.selectFrom('roles').select('id').where('id', 'in', ids).execute() : [];
-      const missing = ids.filter((id) => !found.some((r) => r.id === id));
-      if (missing.length) throw notFound('Role', missing[0]!);
+      const resolvedFeature = await resolveNamedRecord(trx, 'features', featureId);
+      const resolvedRoles: string[] = [];
+      for (const role of roleIds) resolvedRoles.push(await resolveNamedRecord(trx, 'roles', role));
+      const ids = unique(resolvedRoles);
       if (mode === 'grant' && ids.length) {
         await trx
           .insertInto('role_features')
-          .values(ids.map((roleId) => ({ role_id: roleId, feature_id: featureId })))
+          .values(ids.map((roleId) => ({ role_id: roleId, feature_id: resolvedFeature })))
           .onConflict((oc) => oc.doNothing())
           .execute();
       }
       if (mode === 'revoke' && ids.length) {
-        await trx.deleteFrom('role_features').where('feature_id', '=', featureId).where('role_id', 'in', ids).execute();
+        await trx.deleteFrom('role_features').where('feature_id', '=', resolvedFeature).where('role_id', 'in', ids).execute();
       }
       await recordAudit(trx, principal, {
         action: `feature.access.${mode}`,
         resourceType: 'feature',
-        resourceId: featureId,
+        resourceId: resolvedFeature,
         details: { roleIds: ids },
       });
-      return featureRoleIds(trx, featureId);
+      return featureRoleIds(trx, resolvedFeature);
     });
   }
 

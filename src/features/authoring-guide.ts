@@ -24,21 +24,22 @@ const RUNTIME_RULES = [
   'Keep state in React state or in tables; localStorage, sessionStorage and indexedDB are blocked.',
   'eval, Function, setTimeout/setInterval with a string, dangerouslySetInnerHTML and <script> elements are rejected, also when reached through window, globalThis or self.',
   "Style with the theme: use @trellis/ui components and CSS variables such as var(--color-primary). Fixed colours (#hex, rgb(), hsl()) and Tailwind colour classes (bg-blue-500) produce warnings.",
-  'Call validate_feature_code before saving: errors block the save, warnings are advice.',
+  'The GraphQL API of a feature is the operations generated from the tables (get_graphql_schema shows them): for a table Tasks, listTasks(filter, sort, limit, offset) { items { ... } total }, getTasks(Id), createTasks(data), updateTasks(Id, data) and deleteTasks(Id). Builder operations (features, hooks, keys, ...) are not reachable from a feature.',
+  'Call validate_feature_code before saving: it also checks the GraphQL documents you pass to useQuery(), useMutation() and graphql() (as a string, a template without ${}, or a const holding one) against the application\'s current schema, so create the tables first. Errors block the save, warnings are advice.',
 ];
 
 const EXAMPLE = `import { useState } from 'react';
 import { useQuery } from '@trellis/runtime';
 import { Badge, Card, Heading, Input, Stack, Table, Text } from '@trellis/ui';
 
-const TASKS = \`query Tasks { tasks { _id title done } }\`;
+const TASKS = \`query Tasks { listTasks(sort: [{ field: title }]) { items { _id title done } total } }\`;
 
 export default function TaskList() {
   const [search, setSearch] = useState('');
   const { data, loading, error } = useQuery(TASKS);
   if (loading) return <Text>Loading…</Text>;
   if (error) return <Text style={{ color: 'var(--color-danger)' }}>{error.message}</Text>;
-  const tasks = (data?.tasks ?? []).filter((task) => task.title.toLowerCase().includes(search.toLowerCase()));
+  const tasks = (data?.listTasks.items ?? []).filter((task) => task.title.toLowerCase().includes(search.toLowerCase()));
   return (
     <Card style={{ borderColor: 'var(--color-border)' }}>
       <Stack gap="1rem">

@@ -16,6 +16,7 @@ import {
   type GlobalRules,
   type Visit,
 } from '../platform/ast-walk.js';
+import { checkFeatureDocuments, type FeatureSchema } from './graphql-documents.js';
 import { FEATURE_CODE_MAX_BYTES } from './schema.js';
 
 export type { CodeValidation, Finding } from '../platform/ast-walk.js';
@@ -90,10 +91,12 @@ const LINE_BREAK = /\r\n?|[\n\u2028\u2029]/g;
  * that is a function component, and no forbidden globals or constructs (network and storage
  * APIs, eval and friends, dangerouslySetInnerHTML, <script>). Locally declared names shadow
  * globals and are not reported. Fixed colours and Tailwind colour classes are warnings only.
+ * With `featureSchema`, the GraphQL documents the code passes to '@trellis/runtime' are checked
+ * against the application's schema too (see `checkFeatureDocuments`).
  *
  * @example validateFeatureCode("export default () => <p>Hi</p>") // { valid: true, errors: [], warnings: [] }
  */
-export function validateFeatureCode(code: string): CodeValidation {
+export function validateFeatureCode(code: string, featureSchema?: FeatureSchema): CodeValidation {
   const tooLarge = sizeFinding(code, FEATURE_CODE_MAX_BYTES, '1 MB');
   if (tooLarge) return codeValidation([tooLarge]);
   let program: Program;
@@ -109,6 +112,7 @@ export function validateFeatureCode(code: string): CodeValidation {
     if (error) errors.push(error);
     warnings.push(...colourWarnings(visit.node, code));
   });
+  if (featureSchema) errors.push(...checkFeatureDocuments(program, featureSchema));
   return codeValidation(errors, warnings);
 }
 

@@ -1,4 +1,5 @@
 import { writeTransaction } from '../platform/db/write.js';
+import { resolveNamedRecord } from '../platform/references.js';
 import { featureRoleIds } from '../access/service.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
@@ -10,7 +11,8 @@ import type { Db } from '../platform/db/index.js';
 import type { Row } from '../platform/db/types.js';
 import { conflict, notFound } from '../platform/errors.js';
 import { assertMaxBytes, parseInput } from '../platform/validation.js';
-import { validateFeatureCode, type Finding } from './jsx-validation.js';
+import type { FeatureSchema } from './graphql-documents.js';
+import { validateFeatureCode, type CodeValidation, type Finding } from './jsx-validation.js';
 import {
   FEATURE_CODE_MAX_BYTES,
   createFeatureInput,
@@ -70,7 +72,24 @@ type FeatureWrite = 'feature.update' | 'feature.edit';
 const MAX_ID_LENGTH = 64;
 
 export class FeatureService {
-  constructor(private readonly ctx: PlatformContext) {}
+  /**
+   * @param featureSchema the application's current schema, which the GraphQL documents of feature
+   * code are checked against; read before a write's transaction (on the embedded database the
+   * schema's own reads would wait for it).
+   */
+  constructor(
+    private readonly ctx: PlatformContext,
+    private readonly featureSchema: () => Promise<FeatureSchema>,
+  ) {}
+
+  /**
+   * Checks feature code without saving or executing it, as every feature write does: syntax,
+   * imports, runtime rules, and its GraphQL documents against the application's current schema.
+   */
+  async validateCode(principal: Principal, code: string): Promise<CodeValidation> {
+    requirePermission(principal, 'config:read');
+    return validateFeatureCode(code, await this.featureSchema());
+  }
 
   /** Features whose name or `_id` contains `query` (case-insensitive), ordered by name. */
   async listFeatures(principal: Principal, input: ListFeaturesInput = {}): Promise<Feature[]> {
@@ -96,12 +115,11 @@ export class FeatureService {
   /** Every saved version of a feature, newest first. */
   async listFeatureVersions(principal: Principal, featureId: string): Promise<FeatureVersion[]> {
     requirePermission(principal, 'config:read');
-    const feature = await this.ctx.db.selectFrom('features').select('id').where('id', '=', featureId).executeTakeFirst();
-    if (!feature) throw notFound('Feature', featureId);
+    const id = await resolveNamedRecord(this.ctx.db, 'features', featureId);
     const rows = await this.ctx.db
       .selectFrom('feature_versions')
       .selectAll()
-      .where('feature_id', '=', featureId)
+      .where('feature_id', '=', id)
       .orderBy('version', 'desc')
       .execute();
     return rows.map(toFeatureVersion);
@@ -115,7 +133,7 @@ export class FeatureService {
   async createFeature(principal: Principal, input: CreateFeatureInput): Promise<CreatedFeature> {
     const data = parseInput(createFeatureInput, input);
     requirePermission(principal, 'features:write');
-    const warnings = checkCode(data.customCode);
+    const warnings = checkCode(data.customCode, await this.featureSchema());
     return writeTransaction(this.ctx, async (trx) => {
       await assertNameFree(trx, data.name);
       const id = data._id ?? (await freeIdFor(trx, data.name));
@@ -158,7 +176,7 @@ export class FeatureService {
   async updateFeature(principal: Principal, input: UpdateFeatureInput): Promise<FeatureUpdate> {
     const data = parseInput(updateFeatureInput, input);
     requirePermission(principal, 'features:write');
-    const warnings = data.customCode === undefined ? [] : checkCode(data.customCode);
+    const warnings = data.customCode === undefined ? [] : checkCode(data.customCode, await this.featureSchema());
     return writeTransaction(this.ctx, async (trx) => {
       const current = await lockFeature(trx, data._id);
       return saveFeature(trx, principal, current, data, 'feature.update', warnings);
@@ -173,10 +191,11 @@ export class FeatureService {
   async editFeatureCode(principal: Principal, input: EditFeatureCodeInput): Promise<FeatureUpdate> {
     const data = parseInput(editFeatureCodeInput, input);
     requirePermission(principal, 'features:write');
+    const featureSchema = await this.featureSchema();
     return writeTransaction(this.ctx, async (trx) => {
       const current = await lockFeature(trx, data._id);
       const customCode = applyPatches(current.custom_code, data.patches);
-      const warnings = checkCode(customCode);
+      const warnings = checkCode(customCode, featureSchema);
       return saveFeature(trx, principal, current, { customCode, status: data.status }, 'feature.edit', warnings);
     });
   }
@@ -186,7 +205,8 @@ export class FeatureService {
     const data = parseInput(deleteFeatureInput, input);
     requirePermission(principal, 'config:delete');
     return writeTransaction(this.ctx, async (trx) => {
-      const feature = await trx.selectFrom('features').select(['id', 'name']).where('id', '=', data._id).forUpdate().executeTakeFirst();
+      const id = await resolveNamedRecord(trx, 'features', data._id);
+      const feature = await trx.selectFrom('features').select(['id', 'name']).where('id', '=', id).forUpdate().executeTakeFirst();
       if (!feature) throw notFound('Feature', data._id);
       await trx.deleteFrom('features').where('id', '=', feature.id).execute();
       await recordAudit(trx, principal, {
@@ -201,13 +221,15 @@ export class FeatureService {
 }
 
 /** The warnings of code that fits the size limit and has no validation error; throws otherwise. */
-function checkCode(code: string): Finding[] {
+function checkCode(code: string, featureSchema: FeatureSchema): Finding[] {
   assertMaxBytes('customCode', code, FEATURE_CODE_MAX_BYTES, '1 MB');
-  return assertValidCode('customCode', validateFeatureCode(code));
+  return assertValidCode('customCode', validateFeatureCode(code, featureSchema));
 }
 
 
-async function lockFeature(trx: Db, featureId: string): Promise<Row<'features'>> {
+/** The feature `featureRef` names (its `_id` or name), locked for this transaction. */
+async function lockFeature(trx: Db, featureRef: string): Promise<Row<'features'>> {
+  const featureId = await resolveNamedRecord(trx, 'features', featureRef);
   const current = await trx.selectFrom('features').selectAll().where('id', '=', featureId).forUpdate().executeTakeFirst();
   if (!current) throw notFound('Feature', featureId);
   return current;
@@ -332,7 +354,8 @@ async function grantDefaultRoles(trx: Db, principal: Principal, featureId: strin
     .execute();
 }
 
-async function readFeature(db: Db, featureId: string): Promise<Feature> {
+async function readFeature(db: Db, featureRef: string): Promise<Feature> {
+  const featureId = await resolveNamedRecord(db, 'features', featureRef);
   const row = await db.selectFrom('features').selectAll().where('id', '=', featureId).executeTakeFirst();
   if (!row) throw notFound('Feature', featureId);
   return toFeature(row, await featureRoleIds(db, featureId));

@@ -33,7 +33,7 @@ export const queryLimitRules = [
       for (const definition of context.getDocument().definitions) {
         if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
       }
-      const measure = measureSelection(operation.selectionSet, { fragments, visiting: new Set(), paged: pagedFields(context) });
+      const measure = measureSelection(operation.selectionSet, { fragments, visiting: new Set(), measured: new Map(), paged: pagedFields(context) });
       if (measure.depth > MAX_QUERY_DEPTH) {
         context.reportError(new GraphQLError(`Query is nested ${measure.depth} levels deep; the limit is ${MAX_QUERY_DEPTH}`, { nodes: operation }));
       }
@@ -52,6 +52,8 @@ export const queryLimitRules = [
 interface Walk {
   fragments: Map<string, FragmentDefinitionNode>;
   visiting: Set<string>;
+  /** Each fragment is measured once: spreads of spreads would otherwise double the walk at every level. */
+  measured: Map<string, Measure>;
   /** Fields that take a `limit` argument with a default: lists of that many items when it is left out. */
   paged: ReadonlyMap<string, number>;
 }
@@ -66,7 +68,6 @@ function pagedFields(context: ValidationContext): ReadonlyMap<string, number> {
 }
 
 function measureSelection(selectionSet: SelectionSetNode, walk: Walk): Measure {
-  const { fragments, visiting } = walk;
   let depth = 0;
   let cost = 0;
   for (const selection of selectionSet.selections) {
@@ -76,16 +77,27 @@ function measureSelection(selectionSet: SelectionSetNode, walk: Walk): Measure {
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       inner = measureSelection(selection.selectionSet, walk);
     } else {
-      const fragment = fragments.get(selection.name.value);
-      if (!fragment || visiting.has(fragment.name.value)) continue;
-      visiting.add(fragment.name.value);
-      inner = measureSelection(fragment.selectionSet, walk);
-      visiting.delete(fragment.name.value);
+      const measured = measureFragment(selection.name.value, walk);
+      if (!measured) continue;
+      inner = measured;
     }
     depth = Math.max(depth, inner.depth);
     cost += inner.cost;
   }
   return { depth, cost };
+}
+
+/** A fragment's depth and cost do not depend on where it is spread; undefined for an unknown fragment or a cycle. */
+function measureFragment(name: string, walk: Walk): Measure | undefined {
+  const known = walk.measured.get(name);
+  if (known) return known;
+  const fragment = walk.fragments.get(name);
+  if (!fragment || walk.visiting.has(name)) return undefined;
+  walk.visiting.add(name);
+  const measure = measureSelection(fragment.selectionSet, walk);
+  walk.visiting.delete(name);
+  walk.measured.set(name, measure);
+  return measure;
 }
 
 function measureField(field: FieldNode, walk: Walk): Measure {

@@ -57,7 +57,7 @@ export function registerGraphQLRoute(app: FastifyInstance, services: Services): 
   }
 
   app.post('/graphql', async (request, reply) => {
-    const body = parseInput(requestBody, request.body);
+    const body = parseInput(requestBody, request.body, { storableText: false });
     const principal = await authenticate(services, request);
     const current = await services.graphql.current();
     const document = documentFor(current, body.query);

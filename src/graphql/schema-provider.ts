@@ -1,6 +1,8 @@
 import { printSchema, type GraphQLSchema } from 'graphql';
 import { sql } from 'kysely';
+import type { FeatureSchema } from '../features/graphql-documents.js';
 import type { PlatformContext } from '../platform/context.js';
+import { DEFAULT_CACHE_TTL_MS } from '../platform/read-cache.js';
 import { loadRecordTables } from '../tables/records.js';
 import { builderModules } from './builder/index.js';
 import { recordsModule, type TakenNames } from './records/index.js';
@@ -30,8 +32,10 @@ export class GraphQLSchemaProvider {
   private readonly builderTaken: TakenNames;
   private built: BuiltSchema | undefined;
   private printed: { version: number; sdl: string } | undefined;
+  private forFeatures: { version: number; featureSchema: FeatureSchema } | undefined;
   private changes = 0;
   private checked = -1;
+  private checkedAt = 0;
   private refreshing: Promise<void> | undefined;
 
   constructor(private readonly ctx: PlatformContext) {
@@ -43,7 +47,7 @@ export class GraphQLSchemaProvider {
 
   /** The current schema; after a configuration change, checked against the tables first. */
   async current(): Promise<VersionedSchema> {
-    for (let attempt = 0; !this.built || (this.checked !== this.changes && attempt < MAX_REFRESHES_PER_REQUEST); attempt += 1) {
+    for (let attempt = 0; !this.built || (this.isStale() && attempt < MAX_REFRESHES_PER_REQUEST); attempt += 1) {
       this.refreshing ??= this.refresh().finally(() => {
         this.refreshing = undefined;
       });
@@ -52,14 +56,34 @@ export class GraphQLSchemaProvider {
     return this.built;
   }
 
+  /** The current schema with the root fields generated from tables: what feature documents are checked against. */
+  async featureSchema(): Promise<FeatureSchema> {
+    const { schema, version } = await this.current();
+    if (this.forFeatures?.version !== version) {
+      const taken = this.builderTaken;
+      const applicationFields = new Set([
+        ...Object.keys(schema.getQueryType()?.getFields() ?? {}).filter((name) => !taken.queries.has(name)),
+        ...Object.keys(schema.getMutationType()?.getFields() ?? {}).filter((name) => !taken.mutations.has(name)),
+      ]);
+      this.forFeatures = { version, featureSchema: { schema, applicationFields } };
+    }
+    return this.forFeatures.featureSchema;
+  }
+
   async sdl(): Promise<string> {
     const { schema, version } = await this.current();
     if (this.printed?.version !== version) this.printed = { version, sdl: printSchema(schema) };
     return this.printed.sdl;
   }
 
+  /** A change was announced since the last check, or the last check is older than a lost notification may leave it. */
+  private isStale(): boolean {
+    return this.checked !== this.changes || Date.now() - this.checkedAt > DEFAULT_CACHE_TTL_MS;
+  }
+
   private async refresh(): Promise<void> {
     const generation = this.changes;
+    const startedAt = Date.now();
     const fingerprint = await tablesFingerprint(this.ctx);
     if (this.built?.fingerprint !== fingerprint) {
       const tables = await loadRecordTables(this.ctx.db);
@@ -67,6 +91,7 @@ export class GraphQLSchemaProvider {
       this.built = { schema, version: (this.built?.version ?? 0) + 1, fingerprint };
     }
     this.checked = generation;
+    this.checkedAt = startedAt;
   }
 }
 

@@ -164,13 +164,15 @@ describe('validateHookCode: size', () => {
 
 describe('HOOK_GLOBALS', () => {
   it('lists the capabilities granted at run time, each described', () => {
-    expect(HOOK_GLOBALS.map((global) => global.name)).toEqual(['instance', 'headers', 'env', 'fetch', 'crypto', 'console', 'db']);
+    expect(HOOK_GLOBALS.map((global) => global.name)).toEqual(['instance', 'headers', 'request', 'respond', 'env', 'fetch', 'crypto', 'console', 'db']);
     for (const global of HOOK_GLOBALS) expect(global.description.length).toBeGreaterThan(10);
   });
 
   it('documents the crypto helpers', () => {
     const crypto = HOOK_GLOBALS.find((global) => global.name === 'crypto')!;
-    for (const helper of ['hmacSha256(key, data) -> hex', 'sha256(data) -> hex', 'timingSafeEqual(a, b)']) expect(crypto.description).toContain(helper);
+    for (const helper of ['hmac(algorithm, key, data, encoding)', 'hash(algorithm, data, encoding)', 'hmacSha256(key, data) -> hex', 'sha256(data) -> hex', 'timingSafeEqual(a, b)']) {
+      expect(crypto.description).toContain(helper);
+    }
   });
 });
 

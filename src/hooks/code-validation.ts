@@ -5,6 +5,7 @@ import {
   checkGlobalAccess,
   codeValidation,
   findingAt,
+  isBound,
   isMemberAccess,
   keyName,
   propertyName,
@@ -14,6 +15,7 @@ import {
   type CodeValidation,
   type Finding,
   type GlobalRules,
+  type Visit,
 } from '../platform/ast-walk.js';
 import { HOOK_CODE_MAX_BYTES } from './schema.js';
 
@@ -27,6 +29,16 @@ export type HookGlobal = {
 export const HOOK_GLOBALS: readonly HookGlobal[] = [
   { name: 'instance', description: "The function's parameter: the record being saved (save hooks) or the parsed request body (webhooks)" },
   { name: 'headers', description: 'The request headers of a webhook call, with lower-case names; empty for save hooks' },
+  {
+    name: 'request',
+    description:
+      'Webhooks: the request as received, { method, url, query, headers, rawBody, contentType }; rawBody is the body exactly as sent (what providers sign); null for save hooks',
+  },
+  {
+    name: 'respond',
+    description:
+      'Webhooks: return respond(status, body, headers) to choose the answer: status 200-599, body a string (text/plain) or a JSON value, headers an object of strings',
+  },
   { name: 'env', description: "The values of the application's environment variables by name, e.g. env.API_TOKEN" },
   {
     name: 'fetch',
@@ -34,7 +46,8 @@ export const HOOK_GLOBALS: readonly HookGlobal[] = [
   },
   {
     name: 'crypto',
-    description: 'crypto.hmacSha256(key, data) -> hex, crypto.sha256(data) -> hex, crypto.timingSafeEqual(a, b) -> boolean (constant time)',
+    description:
+      "crypto.hmac(algorithm, key, data, encoding) and crypto.hash(algorithm, data, encoding) with algorithm 'sha1', 'sha256' or 'sha512' and encoding 'hex' (default), 'base64' or 'base64url'; crypto.hmacSha256(key, data) -> hex, crypto.sha256(data) -> hex, crypto.timingSafeEqual(a, b) -> boolean (constant time)",
   },
   { name: 'console', description: "console.log / info / warn / error write to the hook's run log" },
   { name: 'db', description: "The application's tables, with the rights of the hook" },
@@ -82,7 +95,7 @@ const HOOK_GLOBAL_RULES: GlobalRules = {
  *
  * @example validateHookCode('async (instance) => { instance.total = 1; }') // { valid: true, errors: [], warnings: [] }
  */
-export function validateHookCode(code: string): CodeValidation {
+export function validateHookCode(code: string, application?: HookApplication): CodeValidation {
   if (code.trim() === '') return codeValidation([emptyFinding()]);
   if (code.includes('\0')) return codeValidation([{ code: 'SYNTAX', message: 'Hook code must not contain NUL characters' }]);
   const tooLarge = sizeFinding(code, HOOK_CODE_MAX_BYTES, '200 KB');
@@ -96,11 +109,61 @@ export function validateHookCode(code: string): CodeValidation {
   const shapeError = checkShape(root);
   if (shapeError) return codeValidation([shapeError]);
   const errors: Finding[] = [];
+  const warnings: Finding[] = [];
   walk(root, (visit) => {
     const error = checkGlobalAccess(visit, HOOK_GLOBAL_RULES) ?? checkConstructorChain(visit.node) ?? checkConstruct(visit.node);
     if (error) errors.push(error);
+    const warning = application && checkApplicationName(visit, application);
+    if (warning) warnings.push(warning);
   });
-  return codeValidation(errors);
+  return codeValidation(errors, warnings);
+}
+
+/** What hook code may name of the application: its tables and its environment variables. */
+export interface HookApplication {
+  tables: readonly { _id: string; name: string }[];
+  envNames: readonly string[];
+}
+
+const DB_METHODS = new Set(['find', 'get', 'create', 'update', 'delete']);
+const LISTED_NAMES = 12;
+
+/** A warning for `db.<method>('Table', …)` naming no table, or `env.NAME` naming no variable. */
+function checkApplicationName({ node, scope }: Visit, application: HookApplication): Finding | undefined {
+  if (node.type === 'CallExpression' && isMemberAccess(node.callee) && isGlobal(node.callee.object, 'db', scope) && DB_METHODS.has(propertyName(node.callee) ?? '')) {
+    const [table] = node.arguments;
+    const name = table && literalString(table);
+    if (name === undefined || tableExists(application, name)) return undefined;
+    const tables = application.tables.map((entry) => entry.name);
+    const existing = tables.length === 0 ? 'the application has no tables yet (create_table)' : `the tables are ${listed(tables)}`;
+    return findingAt(table!, 'UNKNOWN_TABLE', `db.${propertyName(node.callee)}('${name}'): no table is named '${name}'; ${existing}`);
+  }
+  if (isMemberAccess(node) && isGlobal(node.object, 'env', scope)) {
+    const name = propertyName(node);
+    if (name === undefined || application.envNames.includes(name)) return undefined;
+    const existing = application.envNames.length === 0 ? 'none is set yet' : `the set ones are ${listed([...application.envNames])}`;
+    return findingAt(node, 'UNKNOWN_ENV', `env.${name} is not set, so it is undefined at run time: set it with set_environment_variable (${existing})`);
+  }
+  return undefined;
+}
+
+function isGlobal(node: Node, name: string, scope: Visit['scope']): boolean {
+  return node.type === 'Identifier' && node.name === name && !isBound(scope, name);
+}
+
+function literalString(node: Node): string | undefined {
+  if (node.type === 'StringLiteral') return node.value;
+  if (node.type === 'TemplateLiteral' && node.expressions.length === 0) return node.quasis[0]?.value.cooked ?? undefined;
+  return undefined;
+}
+
+function tableExists({ tables }: HookApplication, name: string): boolean {
+  const lower = name.toLowerCase();
+  return tables.some((table) => table._id === name || table.name.toLowerCase() === lower || table._id.toLowerCase() === lower);
+}
+
+function listed(names: string[]): string {
+  return names.length <= LISTED_NAMES ? names.join(', ') : `${names.slice(0, LISTED_NAMES).join(', ')}, … (${names.length - LISTED_NAMES} more)`;
 }
 
 function emptyFinding(): Finding {

@@ -1,4 +1,5 @@
 import { writeTransaction } from '../platform/db/write.js';
+import { resolveNamedRecord } from '../platform/references.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
 import { assertValidCode } from '../platform/code-edits.js';
@@ -11,6 +12,7 @@ import { badInput, conflict, notFound } from '../platform/errors.js';
 import { enqueueMail } from '../platform/mail.js';
 import { assertMaxBytes, parseInput } from '../platform/validation.js';
 import { validateHookCode } from './code-validation.js';
+import type { CodeValidation } from '../platform/ast-walk.js';
 import {
   HOOK_CODE_MAX_BYTES,
   TABLE_HOOK_TYPES,
@@ -56,6 +58,19 @@ type HookWrite = 'create' | 'update' | 'edit';
 export class HookService {
   constructor(private readonly ctx: PlatformContext) {}
 
+  /**
+   * Checks hook code without saving or running it, as every hook write does, and warns about a
+   * `db` call on a table that does not exist and an `env` name that is not set.
+   */
+  async validateCode(principal: Principal, code: string): Promise<CodeValidation> {
+    requirePermission(principal, 'config:read');
+    const [tables, envVars] = await Promise.all([
+      this.ctx.db.selectFrom('app_tables').select(['id as _id', 'name']).orderBy('name').execute(),
+      this.ctx.db.selectFrom('env_vars').select('name').orderBy('name').execute(),
+    ]);
+    return validateHookCode(code, { tables, envNames: envVars.map((row) => row.name) });
+  }
+
   /** Hooks, optionally of one type and/or one table, ordered by name. */
   async listHooks(principal: Principal, input: ListHooksInput = {}): Promise<Hook[]> {
     requirePermission(principal, 'config:read');
@@ -76,8 +91,9 @@ export class HookService {
     if (filter.before) select = select.where('id', '<', Number(filter.before));
     const rows = await select.execute();
     const page = rows.slice(0, filter.limit);
+    const detailed = mayReadRunDetails(principal);
     return {
-      runs: page.map(toHookRun),
+      runs: page.map((row) => toHookRun(row, detailed)),
       nextCursor: rows.length > filter.limit ? String(page[page.length - 1]!.id) : null,
     };
   }
@@ -156,7 +172,8 @@ export class HookService {
     const data = parseInput(deleteHookInput, input);
     requirePermission(principal, 'config:delete');
     return writeTransaction(this.ctx, async (trx) => {
-      const hook = await trx.selectFrom('hooks').select(['id', 'name', 'type']).where('id', '=', data._id).forUpdate().executeTakeFirst();
+      const id = await resolveNamedRecord(trx, 'hooks', data._id);
+      const hook = await trx.selectFrom('hooks').select(['id', 'name', 'type']).where('id', '=', id).forUpdate().executeTakeFirst();
       if (!hook) throw notFound('Hook', data._id);
       await trx.deleteFrom('hooks').where('id', '=', hook.id).execute();
       await recordAudit(trx, principal, {
@@ -176,7 +193,9 @@ function checkCode(content: string): void {
 }
 
 
-async function lockHook(trx: Db, hookId: string): Promise<Row<'hooks'>> {
+/** The hook `hookRef` names (its `_id` or name), locked for this transaction. */
+async function lockHook(trx: Db, hookRef: string): Promise<Row<'hooks'>> {
+  const hookId = await resolveNamedRecord(trx, 'hooks', hookRef);
   const current = await trx.selectFrom('hooks').selectAll().where('id', '=', hookId).forUpdate().executeTakeFirst();
   if (!current) throw notFound('Hook', hookId);
   return current;
@@ -219,10 +238,10 @@ async function resolveTableId(trx: Db, type: HookType, tableId: string | undefin
     if (TABLE_HOOK_TYPES.has(type)) throw badInput(`tableId: is required for ${type} hooks`, { field: 'tableId' });
     return null;
   }
+  // Table hooks need the table, named by _id or name; a webhook keeps a given table only when it exists.
+  if (TABLE_HOOK_TYPES.has(type)) return resolveNamedRecord(trx, 'app_tables', tableId);
   const table = await trx.selectFrom('app_tables').select('id').where('id', '=', tableId).executeTakeFirst();
-  if (table) return table.id;
-  if (TABLE_HOOK_TYPES.has(type)) throw notFound('Table', tableId);
-  return null;
+  return table?.id ?? null;
 }
 
 async function assertNameFree(trx: Db, name: string): Promise<void> {
@@ -283,7 +302,8 @@ async function authorLabel(trx: Db, principal: Principal): Promise<string> {
   return user?.email ?? principal.label;
 }
 
-async function readHook(db: Db, hookId: string): Promise<Hook> {
+async function readHook(db: Db, hookRef: string): Promise<Hook> {
+  const hookId = await resolveNamedRecord(db, 'hooks', hookRef);
   const row = await db.selectFrom('hooks').selectAll().where('id', '=', hookId).executeTakeFirst();
   if (!row) throw notFound('Hook', hookId);
   return toHook(row);
@@ -298,11 +318,23 @@ export interface HookRun {
   startedAt: Date;
   durationMs: number;
   outcome: string;
-  console: string[];
+  /** Null for a reader who may not write hooks (see `mayReadRunDetails`). */
+  console: string[] | null;
   error: string | null;
+  /** False when console and error are withheld from this reader. */
+  detailsVisible: boolean;
 }
 
-function toHookRun(row: Row<'hook_runs'>): HookRun {
+/**
+ * Whether `principal` may read what a run printed and threw: what hook code writes there may hold
+ * secrets (environment values in any disguise), so only those who could have written the code
+ * themselves (admins with 'hooks:write') read it; the reader set of a secret never grows.
+ */
+export function mayReadRunDetails(principal: Principal): boolean {
+  return principal.isAdmin && principal.permissions.has('hooks:write');
+}
+
+function toHookRun(row: Row<'hook_runs'>, detailed: boolean): HookRun {
   return {
     _id: String(row.id),
     hookId: row.hook_id,
@@ -311,8 +343,9 @@ function toHookRun(row: Row<'hook_runs'>): HookRun {
     startedAt: row.started_at,
     durationMs: row.duration_ms,
     outcome: row.outcome,
-    console: row.console,
-    error: row.error,
+    console: detailed ? row.console : null,
+    error: detailed ? row.error : null,
+    detailsVisible: detailed,
   };
 }
 

@@ -16,7 +16,7 @@ export function registerCliRoute(app: FastifyInstance, services: Services, token
   app.post('/api/internal/cli', async (request) => {
     const presented = request.headers['x-trellis-cli-token'];
     if (typeof presented !== 'string' || !safeEqual(presented, token)) throw unauthenticated();
-    const { command, args } = parseInput(body, request.body);
+    const { command, args } = parseInput(body, request.body, { storableText: false });
     return { result: await runCliCommand(services, command, args) };
   });
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { accountOf } from '../access/authenticate.js';
 import type { Services } from '../services.js';
 
 /**
@@ -7,7 +8,7 @@ import type { Services } from '../services.js';
  */
 export function registerTokenRoute(app: FastifyInstance, services: Services): void {
   app.post('/api/auth/token', async (request, reply) => {
-    const issued = await services.auth.guard(request.ip, () => services.integrations.issueAccessToken(request.body));
+    const issued = await services.auth.guard(request.ip, () => services.integrations.issueAccessToken(request.body), accountOf(request.body, 'clientId'));
     reply.header('cache-control', 'no-store');
     return { access_token: issued.accessToken, expires_in: issued.expiresIn, token_type: 'Bearer' };
   });

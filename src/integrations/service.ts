@@ -75,8 +75,8 @@ export class IntegrationService {
   private readonly users: ReadCache<ActingUser | null>;
 
   constructor(private readonly ctx: PlatformContext) {
-    this.tokens = new ReadCache(ctx.changes, CACHE_TTL_MS, CACHE_MAX);
-    this.users = new ReadCache(ctx.changes, CACHE_TTL_MS, CACHE_MAX);
+    this.tokens = new ReadCache(ctx.changes, { ttlMs: CACHE_TTL_MS, maxEntries: CACHE_MAX });
+    this.users = new ReadCache(ctx.changes, { ttlMs: CACHE_TTL_MS, maxEntries: CACHE_MAX });
   }
 
   /** Creates client credentials for an external integration (admin only); names are unique ignoring case. */

@@ -12,6 +12,7 @@ import {
 import { recordAudit } from '../audit/writer.js';
 import { newId, randomSecret, sha256Hex } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
+import { ReadCache } from '../platform/read-cache.js';
 import type { Db } from '../platform/db/index.js';
 import type { Row } from '../platform/db/types.js';
 import { badInput, forbidden, notFound, unauthenticated } from '../platform/errors.js';
@@ -60,21 +61,16 @@ interface CachedKey {
   resolved: ResolvedMcpKey | undefined;
   expiresAt: number;
   lastTouched: number;
-  loadedAt: number;
 }
 
-/**
- * Resolved keys are kept this long at most. Revocations, user and role changes clear the cache at
- * once on every replica (ChangeBus 'auth'); the TTL bounds staleness if a notification is lost.
- */
-const KEY_CACHE_TTL_MS = 30_000;
 const KEY_CACHE_MAX = 10_000;
 
 export class KeyService {
-  private readonly cache = new Map<string, CachedKey>();
+  /** Resolved keys; revocations, user and role changes clear it at once on every replica (ChangeBus 'auth'). */
+  private readonly cache: ReadCache<CachedKey>;
 
   constructor(private readonly ctx: PlatformContext) {
-    ctx.changes.on('auth', () => this.cache.clear());
+    this.cache = new ReadCache(ctx.changes, { topics: ['auth'], maxEntries: KEY_CACHE_MAX });
   }
 
   /** Creates a key for the signed-in caller, who needs the 'ai_designer' permission. */
@@ -158,12 +154,7 @@ export class KeyService {
     if (!rawKey.startsWith(MCP_KEY_PREFIX)) throw unauthenticated();
     const hash = sha256Hex(rawKey);
     const now = Date.now();
-    let entry = this.cache.get(hash);
-    if (!entry || now - entry.loadedAt > KEY_CACHE_TTL_MS) {
-      entry = await this.loadKey(hash, now);
-      if (this.cache.size >= KEY_CACHE_MAX) this.cache.clear();
-      this.cache.set(hash, entry);
-    }
+    const entry = await this.cache.load(hash, () => this.loadKey(hash, now), now);
     if (!entry.resolved || entry.expiresAt <= now) throw unauthenticated();
     if (now - entry.lastTouched >= LAST_USED_RESOLUTION_MS) {
       entry.lastTouched = now;
@@ -175,7 +166,7 @@ export class KeyService {
   /** Reads a key and its user now; a key that cannot authenticate is cached as such too. */
   private async loadKey(hash: string, now: number): Promise<CachedKey> {
     const row = await this.ctx.db.selectFrom('mcp_api_keys').selectAll().where('key_hash', '=', hash).executeTakeFirst();
-    const refused: CachedKey = { resolved: undefined, expiresAt: 0, lastTouched: now, loadedAt: now };
+    const refused: CachedKey = { resolved: undefined, expiresAt: 0, lastTouched: now };
     if (!row || row.revoked_at || row.app_id !== this.ctx.appId) return refused;
     const owner = await loadKeyOwner(this.ctx.db, row.user_id);
     if (!owner || owner.disabled) return refused;
@@ -188,7 +179,6 @@ export class KeyService {
       },
       expiresAt: row.expires_at.getTime(),
       lastTouched: row.last_used_at?.getTime() ?? 0,
-      loadedAt: now,
     };
   }
 

@@ -1,5 +1,5 @@
 import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../access/permissions.js';
 import { bearerToken } from '../http/auth.js';
 import { TrellisError, unauthenticated } from '../platform/errors.js';
@@ -9,6 +9,7 @@ import { rawJsonOf, runTool } from './run-tool.js';
 import { loadSdk, type Sdk } from './sdk.js';
 import { buildMcpServer } from './server-factory.js';
 import { TOOLS_BY_NAME } from './tools/index.js';
+import { BODY_LIMIT } from '../platform/limits.js';
 
 /** 60 requests per minute per key (spec section 8). */
 export const MCP_REQUESTS_PER_MINUTE = 60;
@@ -38,25 +39,33 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
       onerror: () => {},
     }));
 
-  app.route({
-    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
-    url: '/api/mcp',
-    handler: async (_request, reply) =>
-      reply
-        .status(405)
-        .header('allow', 'POST')
-        .send(jsonRpcError(null, -32000, 'Method not allowed: this MCP server is stateless and serves POST only')),
-  });
+  // A scope of its own: a body that cannot be parsed is answered as JSON-RPC, not as a REST error.
+  void app.register(async (scope) => {
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
+      const answer = jsonRpcRequestError(error);
+      if (answer.status >= 500) request.log.error({ err: error }, 'MCP request failed');
+      return reply.status(answer.status).send(jsonRpcError(null, answer.code, answer.message));
+    });
+    scope.route({
+      method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+      url: '/api/mcp',
+      handler: async (_request, reply) =>
+        reply
+          .status(405)
+          .header('allow', 'POST')
+          .send(jsonRpcError(null, -32000, 'Method not allowed: this MCP server is stateless and serves POST only')),
+    });
 
-  app.post('/api/mcp', async (request, reply) => {
-    try {
-      return await handle(request, reply);
-    } catch (error) {
-      if (!(error instanceof TrellisError) || error.status >= 500) throw error;
-      const retryAfter = error.details?.retryAfter;
-      if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
-      return reply.status(error.status).send(jsonRpcError(idOf(request.body), -32000, error.message));
-    }
+    scope.post('/api/mcp', async (request, reply) => {
+      try {
+        return await handle(request, reply);
+      } catch (error) {
+        if (!(error instanceof TrellisError) || error.status >= 500) throw error;
+        const retryAfter = error.details?.retryAfter;
+        if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+        return reply.status(error.status).send(jsonRpcError(idOf(request.body), -32000, error.message));
+      }
+    });
   });
 
   async function handle(request: FastifyRequest, reply: FastifyReply) {
@@ -70,6 +79,10 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
         .send(jsonRpcError(idOf(request.body), -32001, 'Unauthorized: send a valid MCP key as Authorization: Bearer <key>'));
     }
     limiter.hit(caller.keyId);
+    if (Array.isArray(request.body)) {
+      const message = request.body.length === 0 ? 'Invalid Request: an empty batch' : 'Invalid Request: JSON-RPC batches are not supported; send one message per request';
+      return reply.status(400).send(jsonRpcError(null, -32600, message));
+    }
     const sdk = await loadSdk();
     const route = sdk.classifyInboundRequest({
       httpMethod: 'POST',
@@ -180,7 +193,8 @@ function legacyHeaderRefusal({ SUPPORTED_PROTOCOL_VERSIONS }: Sdk, request: Fast
 async function answerToolCall(services: Services, caller: McpCaller, call: ToolCall) {
   const tool = TOOLS_BY_NAME.get(call.name);
   if (!tool) {
-    const message = `Unknown tool: ${call.name}. Call tools/list to see the tools this key may use.`;
+    // The caller's name is not echoed: nothing a caller sent reaches the model outside a fence.
+    const message = 'Unknown tool: no tool of this server has that name. Call tools/list to see the tools this key may use.';
     await services.auditLog.write({
       keyId: caller.keyId,
       userId: caller.principal.userId,
@@ -273,6 +287,24 @@ function header(request: FastifyRequest, name: string): string | undefined {
 function idOf(body: unknown): JsonRpcId {
   const id = (body as { id?: unknown } | undefined)?.id;
   return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+/** How a request that never reached the handler (its body could not be read) is answered in JSON-RPC. */
+function jsonRpcRequestError(error: FastifyError): { status: number; code: number; message: string } {
+  if (error instanceof TrellisError && error.code === 'BAD_INPUT') return { status: 400, code: -32700, message: `Parse error: ${error.message}` };
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { status: 400, code: -32700, message: 'Parse error: the request body is not valid JSON' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, code: -32700, message: 'Parse error: the request body is empty' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, code: -32000, message: `Payload Too Large: the request body is larger than ${BODY_LIMIT} bytes` };
+  }
+  if (error.statusCode === 400) return { status: 400, code: -32700, message: 'Parse error: the request body is not valid JSON' };
+  if (error instanceof TrellisError && error.status < 500) return { status: error.status, code: -32000, message: error.message };
+  return { status: 500, code: -32603, message: 'Internal error' };
 }
 
 function jsonRpcError(id: JsonRpcId, code: number, message: string) {

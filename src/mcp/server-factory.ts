@@ -5,8 +5,12 @@ import { PLAYBOOK } from './instructions.js';
 import { runTool } from './run-tool.js';
 import type { Sdk } from './sdk.js';
 import { TOOLS } from './tools/index.js';
+import { fencedOutput } from './tools/shared.js';
 
 export const SERVER_INFO = { name: 'trellis', version: '0.1.0' } as const;
+
+/** Built once: a server is built for every request that the SDK answers. */
+const OUTPUT_SCHEMAS = new Map(TOOLS.map((tool) => [tool.name, fencedOutput(tool.output)]));
 
 /**
  * The SDK's McpServer for one request of one principal: every tool is registered (in the fixed
@@ -19,9 +23,9 @@ export function buildMcpServer(sdk: Sdk, services: Services, principal: Principa
       tool.name,
       {
         title: tool.title,
-        description: tool.description,
+        description: `${tool.description} Needs the '${tool.scope}' scope.`,
         inputSchema: tool.input as never,
-        ...(tool.output ? { outputSchema: tool.output as never } : {}),
+        outputSchema: OUTPUT_SCHEMAS.get(tool.name) as never,
         annotations: { title: tool.title, ...tool.annotations },
       },
       (async (args: unknown) => runTool(services, principal, keyId, tool, args)) as never,

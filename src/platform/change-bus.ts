@@ -6,6 +6,7 @@ import type { DatabaseHandle } from './db/index.js';
 export type ChangeTopic = 'auth' | 'config';
 
 const CHANNEL = 'trellis_changes';
+const TOPICS: readonly ChangeTopic[] = ['auth', 'config'];
 
 /**
  * Tells every replica that cached state is stale. Handlers on this process run at once, before
@@ -33,13 +34,24 @@ export class ChangeBus {
     }
   }
 
-  /** Starts hearing other replicas; a failure leaves caches to expire on their own. */
+  /**
+   * Starts hearing other replicas. While the listening connection is lost (and once it is back)
+   * anything may have changed unheard, so every topic counts as changed; a failure to start leaves
+   * caches to expire on their own.
+   */
   async listen(): Promise<void> {
     try {
-      await this.database.listen(CHANNEL, (payload) => {
-        const message = parse(payload);
-        if (message && message.origin !== this.origin) this.run(message.topic);
-      });
+      await this.database.listen(
+        CHANNEL,
+        (payload) => {
+          const message = parse(payload);
+          if (message && message.origin !== this.origin) this.run(message.topic);
+        },
+        () => {
+          this.logger.warn('change notifications were interrupted: every cache is read anew');
+          for (const topic of TOPICS) this.run(topic);
+        },
+      );
     } catch (error) {
       this.logger.warn({ err: error }, 'change notifications unavailable; caches expire on their own');
     }

@@ -1,5 +1,8 @@
 import { TrellisError } from './errors.js';
 
+/** 2 MB per request (spec section 8). */
+export const BODY_LIMIT = 2 * 1024 * 1024;
+
 /**
  * A fixed-window counter per key, in process memory. Rate limits are tracked per server instance
  * (spec section 8): with N replicas the effective ceiling is N times the limit.
@@ -42,5 +45,50 @@ export class WindowLimiter {
 
   private sweep(now: number): void {
     for (const [key, window] of this.windows) if (now - window.start >= this.windowMs) this.windows.delete(key);
+  }
+}
+
+/** Failures in a row after which a key is locked out, and the first and longest lockout. */
+const LOCKOUT_AFTER_FAILURES = 5;
+const LOCKOUT_FIRST_MS = 1_000;
+const LOCKOUT_MAX_MS = 15 * 60_000;
+/** A key with no failure for this long starts again from zero. */
+const LOCKOUT_FORGET_MS = 60 * 60_000;
+
+/**
+ * Failed attempts in a row per key (an account at one address, for example): after
+ * LOCKOUT_AFTER_FAILURES, further attempts on that key are refused for a time that doubles with
+ * each further failure (1 s, 2 s, 4 s … at most 15 min); a success starts it again from zero.
+ */
+export class FailureLockout {
+  private readonly keys = new Map<string, { failures: number; lockedUntil: number; lastFailure: number }>();
+
+  /** Throws RATE_LIMITED (with retryAfter seconds) while `key` is locked out. */
+  check(key: string, now = Date.now()): void {
+    const entry = this.keys.get(key);
+    if (!entry || entry.lockedUntil <= now) return;
+    const retryAfter = Math.max(1, Math.ceil((entry.lockedUntil - now) / 1000));
+    throw new TrellisError('RATE_LIMITED', `Too many failed attempts; retry in ${retryAfter} s`, { retryAfter });
+  }
+
+  fail(key: string, now = Date.now()): void {
+    let entry = this.keys.get(key);
+    if (!entry || now - entry.lastFailure >= LOCKOUT_FORGET_MS) {
+      if (this.keys.size > 10_000) this.sweep(now);
+      entry = { failures: 0, lockedUntil: 0, lastFailure: now };
+      this.keys.set(key, entry);
+    }
+    entry.failures += 1;
+    entry.lastFailure = now;
+    const beyond = entry.failures - LOCKOUT_AFTER_FAILURES;
+    if (beyond >= 0) entry.lockedUntil = now + Math.min(LOCKOUT_FIRST_MS * 2 ** Math.min(beyond, 30), LOCKOUT_MAX_MS);
+  }
+
+  succeed(key: string): void {
+    this.keys.delete(key);
+  }
+
+  private sweep(now: number): void {
+    for (const [key, entry] of this.keys) if (now - entry.lastFailure >= LOCKOUT_FORGET_MS && entry.lockedUntil <= now) this.keys.delete(key);
   }
 }

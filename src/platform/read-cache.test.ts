@@ -8,7 +8,7 @@ const offline = { notify: async () => {}, listen: async () => {} } as unknown as
 
 function setup(ttlMs = 1000) {
   const changes = new ChangeBus(offline, pino({ level: 'silent' }));
-  return { changes, cache: new ReadCache<string>(changes, ttlMs, 2) };
+  return { changes, cache: new ReadCache<string>(changes, { ttlMs, maxEntries: 2 }) };
 }
 
 describe('ReadCache', () => {
@@ -39,5 +39,66 @@ describe('ReadCache', () => {
     const { cache } = setup();
     for (const key of ['a', 'b', 'c']) cache.set(key, key, cache.generation());
     expect([cache.get('a'), cache.get('b'), cache.get('c')]).toEqual([undefined, 'b', 'c']);
+  });
+
+  describe('load', () => {
+    const deferred = () => {
+      let resolve!: (value: string) => void;
+      let reject!: (error: Error) => void;
+      const promise = new Promise<string>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      return { promise, resolve, reject };
+    };
+
+    it('shares one read between concurrent callers and keeps its value', async () => {
+      const { cache } = setup();
+      const read = deferred();
+      let reads = 0;
+      const loader = () => {
+        reads += 1;
+        return read.promise;
+      };
+      const first = cache.load('a', loader);
+      const second = cache.load('a', loader);
+      read.resolve('one');
+      expect([await first, await second]).toEqual(['one', 'one']);
+      expect(await cache.load('a', loader)).toBe('one');
+      expect(reads).toBe(1);
+    });
+
+    it('does not keep a read that overlapped a change, and reads anew after it', async () => {
+      const { changes, cache } = setup();
+      const read = deferred();
+      const stale = cache.load('a', () => read.promise);
+      await changes.publish('config');
+      read.resolve('stale');
+      expect(await stale).toBe('stale');
+      expect(await cache.load('a', async () => 'fresh')).toBe('fresh');
+    });
+
+    it('does not keep a failed read', async () => {
+      const { cache } = setup();
+      await expect(cache.load('a', async () => Promise.reject(new Error('database down')))).rejects.toThrow('database down');
+      expect(await cache.load('a', async () => 'back')).toBe('back');
+    });
+
+    it('reads anew once the value is older than the time to live', async () => {
+      const { cache } = setup(1000);
+      await cache.load('a', async () => 'old', 0);
+      expect(await cache.load('a', async () => 'new', 1000)).toBe('old');
+      expect(await cache.load('a', async () => 'new', 1001)).toBe('new');
+    });
+
+    it('drops its entries only for the topics it was given', async () => {
+      const changes = new ChangeBus(offline, pino({ level: 'silent' }));
+      const cache = new ReadCache<string>(changes, { topics: ['auth'] });
+      await cache.load('a', async () => 'kept');
+      await changes.publish('config');
+      expect(cache.get('a')).toBe('kept');
+      await changes.publish('auth');
+      expect(cache.get('a')).toBeUndefined();
+    });
   });
 });

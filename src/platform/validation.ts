@@ -1,8 +1,14 @@
 import { z } from 'zod';
 import { TrellisError, badInput } from './errors.js';
 
-/** Parses `input` with `schema`; a failure becomes BAD_INPUT naming each offending field. */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
+/**
+ * Parses `input` with `schema`; a failure becomes BAD_INPUT naming each offending field. Text that
+ * PostgreSQL cannot store (see `unstorableText`) is refused first, wherever it is in the input,
+ * unless `storableText` is false: an envelope (a GraphQL request, a CLI command) leaves that to the
+ * operation it carries, which names the field.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, options: { storableText?: boolean } = {}): z.infer<S> {
+  if (options.storableText !== false) assertStorableText(input, '');
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => ({
@@ -10,6 +16,42 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.in
     message: issue.message,
   }));
   throw badInput(issues.map((i) => `${i.field}: ${i.message}`).join('; '), { issues });
+}
+
+/** A surrogate that is not half of a pair: with the `u` flag, a pair is one code point and never matches. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** How deep `unstorableText` looks into an input; deeper parts are refused by the JSON depth limit first. */
+const TEXT_CHECK_DEPTH = 200;
+
+/**
+ * The first text in `value` (strings and object keys, at any depth) that PostgreSQL refuses: a NUL
+ * character (U+0000), which text and JSON cannot hold, or a lone UTF-16 surrogate, which is not
+ * Unicode. `path` names where it is, e.g. `data.notes` or `fields.0.name`.
+ *
+ * @example unstorableText({ a: ['x\u0000'] }, 'data') // { field: 'data.a.0', message: 'must not contain the NUL character (U+0000)' }
+ */
+export function unstorableText(value: unknown, path: string, depth = 0): { field: string; message: string } | undefined {
+  if (typeof value === 'string') return textProblem(value, path);
+  if (typeof value !== 'object' || value === null || depth > TEXT_CHECK_DEPTH) return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const field = path ? `${path}.${key}` : key;
+    const problem = textProblem(key, field) ?? unstorableText(item, field, depth + 1);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** Throws BAD_INPUT naming the field when `value` holds text PostgreSQL cannot store. */
+export function assertStorableText(value: unknown, path: string): void {
+  const problem = unstorableText(value, path);
+  if (problem) throw badInput(`${problem.field || '(input)'}: ${problem.message}`, { field: problem.field || '(input)', issues: [problem] });
+}
+
+function textProblem(text: string, field: string): { field: string; message: string } | undefined {
+  if (text.includes('\0')) return { field, message: 'must not contain the NUL character (U+0000)' };
+  if (LONE_SURROGATE.test(text)) return { field, message: 'must not contain an unpaired UTF-16 surrogate (it is not valid Unicode)' };
+  return undefined;
 }
 
 /** A record id as accepted in every adapter. */

@@ -3,6 +3,7 @@ import { EgressError, guardedFetch, type EgressLimits, type EgressPolicy } from 
 import { shown } from './guest-library.js';
 import { Unserialisable, WithBody } from './sandbox.js';
 import type { IsolatedGlobals, RemoteMember } from './sandbox-pool.js';
+import type { HookRequest } from './service.js';
 
 /**
  * Record access for the application's tables, implemented by the record layer with the rights
@@ -22,6 +23,8 @@ export interface HookDb {
 export interface Grants {
   instance: unknown;
   headers: Record<string, string>;
+  /** Webhooks: the request as received; null for save hooks. */
+  request: HookRequest | null;
   user: { _id: string; email?: string } | null;
   env: Record<string, string>;
   /** Whether the code gets `fetch`: only code that names it (see `namesCapability`). */
@@ -57,7 +60,7 @@ export class HookCapabilities {
       const operation = (name: string): RemoteMember => (args) => this.db([name, ...args]);
       host.db = { find: operation('find'), get: operation('get'), create: operation('create'), update: operation('update'), delete: operation('delete') };
     }
-    return { values: { instance: grants.instance, headers: grants.headers, user: grants.user, env: grants.env }, host };
+    return { values: { instance: grants.instance, headers: grants.headers, request: grants.request, user: grants.user, env: grants.env }, host };
   }
 
   private async fetch(url: unknown, init: unknown, signal: AbortSignal): Promise<WithBody> {
@@ -126,13 +129,21 @@ function id(value: unknown, operation: string): string {
 /** Replaces each environment value (4 characters or longer) with `[redacted]`. */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join('[redacted]');
+  const lower = text.toLowerCase();
+  for (const secret of secrets) {
+    if (!lower.includes(secret.toLowerCase())) continue;
+    out = out.replace(new RegExp(secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'), '[redacted]');
+  }
   return out;
 }
 
-/** Environment values worth redacting, longest first so a value inside another is not half-replaced. */
+/**
+ * Environment values worth redacting (and each one reversed), longest first so a value inside
+ * another is not half-replaced; `redact` matches them in any letter case. Defence in depth only:
+ * the run log is readable by admins alone (`mayReadRunDetails`), since code can disguise a value
+ * in endless ways.
+ */
 export function redactable(env: Record<string, string>): string[] {
-  return Object.values(env)
-    .filter((value) => value.length >= 4)
-    .sort((a, b) => b.length - a.length);
+  const values = Object.values(env).filter((value) => value.length >= 4);
+  return [...new Set([...values, ...values.map((value) => [...value].reverse().join(''))])].sort((a, b) => b.length - a.length);
 }

@@ -48,11 +48,37 @@ describe('EgressPolicy', () => {
     ['0:0:0:0:0:ffff:a9fe:a9fe', 'link-local'],
     ['::ffff:10.1.2.3', 'private'],
     ['64:ff9b::a00:1', 'private'],
+    // IPv4 carried inside IPv6, in every notation.
+    ['64:ff9b::127.0.0.1', 'loopback'],
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['64:FF9B:0:0:0:0:7F00:0001', 'loopback'],
+    ['0064:ff9b:0000:0000:0000:0000:a9fe:a9fe', 'link-local'],
+    ['64:ff9b::169.254.169.254', 'link-local'],
+    ['64:ff9b:1::8.8.8.8', 'local-use NAT64'],
+    ['64:ff9b:1:abcd::1', 'local-use NAT64'],
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:a9fe:a9fe::1', 'link-local'],
+    ['2002:c0a8:101:0:0:0:0:1', 'private'],
+    ['2001:0:808:808::80ff:fefe', 'loopback'],
+    ['2001:0:0808:0808::f5ff:fffe', 'private'],
+    ['2001:0:7f00:1::f7f7:f7f7', 'loopback'],
+    ['::127.0.0.1', 'loopback'],
+    ['::7f00:1', 'loopback'],
+    ['0:0:0:0:0:0:127.0.0.1', 'loopback'],
+    ['::ffff:0:127.0.0.1', 'loopback'],
+    ['::ffff:0:a00:1', 'private'],
+    ['::FFFF:7F00:0001', 'loopback'],
+    ['0000:0000:0000:0000:0000:ffff:7f00:0001', 'loopback'],
+    ['::ffff:10.0.0.1%eth0', 'private'],
+    ['fe80::1%lo', 'link-local'],
+    ['2001:db8::1', 'documentation'],
+    ['100::1', 'discard-only'],
+    ['fec0::1', 'site-local'],
   ])('refuses %s as %s', (address, label) => {
     expect(policy.refusal(address, 'example.test', 80)).toBe(label);
   });
 
-  it.each(['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows the public address %s', (address) => {
+  it.each(['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1', '2001:0:808:808::f7f7:f7f7'])('allows the public address %s', (address) => {
     expect(policy.refusal(address, 'example.test', 443)).toBeUndefined();
   });
 
@@ -107,6 +133,9 @@ describe('guardedFetch', () => {
     ['a DNS name resolving to loopback', () => `http://localhost:${target.port}/`],
     ['an IPv4-mapped IPv6 loopback address', () => `http://[::ffff:127.0.0.1]:${target.port}/`],
     ['IPv6 loopback', () => `http://[::1]:${target.port}/`],
+    ['a NAT64 loopback address', () => `http://[64:ff9b::127.0.0.1]:${target.port}/`],
+    ['a 6to4 loopback address', () => `http://[2002:7f00:1::1]:${target.port}/`],
+    ['an IPv4-compatible loopback address', () => `http://[::7f00:1]:${target.port}/`],
   ])('refuses %s by default without connecting', async (_label, url) => {
     const before = target.hits.length;
     await expect(guardedFetch({ url: url() }, new EgressPolicy())).rejects.toThrow(/^fetch refused: .* address; hooks may not reach it/);

@@ -52,6 +52,10 @@ const RANGES: ReadonlyArray<[string, number, Family, string]> = [
   ['240.0.0.0', 4, 4, 'reserved'],
   ['::', 128, 6, 'unspecified'],
   ['::1', 128, 6, 'loopback'],
+  ['64:ff9b:1::', 48, 6, 'local-use NAT64'],
+  ['100::', 64, 6, 'discard-only'],
+  ['2001:db8::', 32, 6, 'documentation'],
+  ['fec0::', 10, 6, 'site-local'],
   ['fc00::', 7, 6, 'private'],
   ['fe80::', 10, 6, 'link-local'],
   ['ff00::', 8, 6, 'multicast'],
@@ -81,13 +85,20 @@ export class EgressPolicy {
     for (const entry of allow) this.add(entry.trim().toLowerCase());
   }
 
-  /** The reason `address` is refused for `host`/`port`, or undefined when it may be reached. */
+  /**
+   * The reason `address` is refused for `host`/`port`, or undefined when it may be reached. An IPv6
+   * address that carries an IPv4 address (mapped, compatible, translated, NAT64, 6to4, Teredo) is
+   * refused when that IPv4 address would be.
+   */
   refusal(address: string, host: string, port: number): string | undefined {
     if (this.allowedHosts.has(host) || this.allowedHosts.has(`${host}:${port}`)) return undefined;
-    const ip = embeddedIPv4(address) ?? address;
-    const family = isIP(ip) === 4 ? 'ipv4' : 'ipv6';
-    if (this.allowedNetworks.check(ip, family) || this.allowedNetworks.check(address, isIP(address) === 4 ? 'ipv4' : 'ipv6')) return undefined;
-    return FORBIDDEN.find(({ list }) => list.check(ip, family))?.label;
+    const candidates = [address, ...embeddedIPv4s(address)];
+    if (candidates.some((ip) => this.allowedNetworks.check(ip, familyOf(ip)))) return undefined;
+    for (const ip of candidates) {
+      const label = FORBIDDEN.find(({ list }) => list.check(ip, familyOf(ip)))?.label;
+      if (label) return label;
+    }
+    return undefined;
   }
 
   private add(entry: string): void {
@@ -112,15 +123,45 @@ export class EgressPolicy {
   }
 }
 
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible or NAT64 address. */
-function embeddedIPv4(address: string): string | undefined {
-  if (isIP(address) !== 6) return undefined;
-  const canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
-  const match = /^(?:::ffff:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
-  if (!match) return undefined;
-  const high = parseInt(match[1]!, 16);
-  const low = parseInt(match[2]!, 16);
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+function familyOf(ip: string): 'ipv4' | 'ipv6' {
+  return isIP(ip) === 4 ? 'ipv4' : 'ipv6';
+}
+
+/**
+ * The IPv4 addresses an IPv6 address carries: IPv4-compatible (::a.b.c.d), -mapped (::ffff:a.b.c.d)
+ * and -translated (::ffff:0:a.b.c.d), NAT64 (64:ff9b::a.b.c.d), 6to4 (2002:AABB:CCDD::) and Teredo
+ * (2001:0:server:…:~client), in any notation the address is written in.
+ */
+export function embeddedIPv4s(address: string): string[] {
+  const g = ipv6Groups(address);
+  if (!g) return [];
+  const v4 = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255].join('.');
+  const zero = (from: number, to: number) => g.slice(from, to).every((group) => group === 0);
+  const found: string[] = [];
+  if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff)) found.push(v4(g[6]!, g[7]!));
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) found.push(v4(g[6]!, g[7]!));
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) found.push(v4(g[6]!, g[7]!));
+  if (g[0] === 0x2002) found.push(v4(g[1]!, g[2]!));
+  if (g[0] === 0x2001 && g[1] === 0) found.push(v4(g[2]!, g[3]!), v4(g[6]! ^ 0xffff, g[7]! ^ 0xffff));
+  return found;
+}
+
+/** The eight 16-bit groups of an IPv6 address (a zone id ignored), or undefined when it is not one. */
+function ipv6Groups(address: string): number[] | undefined {
+  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (isIP(bare) !== 6) return undefined;
+  let text = bare.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const parse = (part: string | undefined) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
+  const left = parse(head);
+  const right = parse(tail);
+  const groups = tail === undefined ? left : [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
+  return groups.length === 8 && groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff) ? groups : undefined;
 }
 
 /**

@@ -5,9 +5,10 @@
  * `fetch` and `db` are asked of the server's thread by message. The server terminates this thread
  * when a run overruns its limits where the engine's own checks cannot stop it (docs/decisions.md D9).
  */
+import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
-import { guestLibrary } from './guest-library.js';
+import { guestLibrary, unwrapResponse } from './guest-library.js';
 import { Sandbox, stoppedAt, Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox.js';
 import { CURRENT_RUN, QUEUED, RUN_SLOTS, STARTED, type HostReply, type ToServer, type ToWorker, type WorkerData, type WireArgument } from './sandbox-wire.js';
 
@@ -105,7 +106,8 @@ async function drain(): Promise<void> {
 
 async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   const consoleLines: string[] = [];
-  const host: SandboxGlobals['host'] = guestLibrary(consoleLines);
+  const responseBrand = randomUUID();
+  const host: SandboxGlobals['host'] = guestLibrary(consoleLines, responseBrand);
   for (const [name, methods] of Object.entries(message.host)) {
     if (methods === true) host[name] = remote(name, undefined);
     else host[name] = Object.fromEntries(methods.map((method) => [method, remote(name, method)]));
@@ -118,6 +120,8 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   // before the heap is touched.) With the heap full the library writes through a null pointer: a
   // thread whose null page is no longer clean is not used again, nor one whose engine failed.
   if (growRefused && !outcome.ok && outcome.kind !== 'timeout') outcome = stoppedAt('memory', data.limits);
+  const response = outcome.ok ? unwrapResponse(outcome.value, responseBrand) : undefined;
+  if (outcome.ok && response) outcome = { ...outcome, value: response.body, response };
   let reusable = sandbox.stats().modules === 1 && nullPageClean();
   // The next run must find its whole memory limit free. Garbage this run left in cycles may hold it
   // (see Sandbox.hasRoom), and a context that ran out of memory may be left half-done: disposing

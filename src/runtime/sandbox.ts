@@ -60,8 +60,16 @@ export function stoppedAt(limit: 'cpu' | 'wall' | 'memory', limits: SandboxLimit
   return { ok: false, kind: 'timeout', message };
 }
 
+/** A webhook answer chosen by the code with `respond(status, body, headers)`. */
+export interface HookResponse {
+  status: number;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  body: unknown;
+}
+
 export type SandboxOutcome =
-  | { ok: true; value: unknown; instance: unknown }
+  | { ok: true; value: unknown; instance: unknown; response?: HookResponse }
   | { ok: false; kind: SandboxFailureKind; message: string };
 
 /** How many hardened contexts are kept between runs, and how long one serves. */
@@ -504,7 +512,10 @@ class SandboxRun {
       values = this.argumentsFromGuest(args);
       if (this.stopped) throw new Error('Hook stopped');
     } catch (error) {
-      this.finish(deferred, () => ({ error: this.context.newError(safeMessage(error)) }));
+      // Settled later, like every answer: the engine takes the promise's handle when this returns,
+      // and settling now would dispose it first (the hook then saw "Lifetime not alive").
+      const message = safeMessage(error);
+      void Promise.resolve().then(() => this.finish(deferred, () => ({ error: this.context.newError(message) })));
       return deferred.handle;
     }
     const signal = (this.abort ??= new AbortController()).signal;

@@ -13,8 +13,8 @@ let runtime: HookRuntime;
 let loopback: Server;
 let loopbackUrl: string;
 const loopbackHits: string[] = [];
-/** Requests to /held in progress now, and the most at once. */
-const held = { now: 0, most: 0 };
+/** Requests to /held in progress now, the most at once, and how many are held together before all are answered (or 5 s passed). */
+const held = { now: 0, most: 0, together: 1, reached: false, waiting: [] as Array<() => void> };
 
 beforeAll(async () => {
   loopback = createServer((request, response) => {
@@ -25,10 +25,18 @@ beforeAll(async () => {
       if (request.url === '/slow') return void setTimeout(() => response.end('late'), 2000);
       if (request.url === '/held') {
         held.most = Math.max(held.most, ++held.now);
-        return void setTimeout(() => {
+        // Answer once enough are held at once (or late): a busy machine starting workers slowly then cannot make the test fail.
+        const answer = () => {
           held.now -= 1;
           response.end('"held"');
-        }, 50);
+        };
+        held.waiting.push(answer);
+        const release = () => held.waiting.splice(0).forEach((waiting) => setTimeout(waiting, 50));
+        if (held.reached || held.now >= held.together) {
+          held.reached = true;
+          release();
+        } else setTimeout(() => held.waiting.includes(answer) && release(), 3000);
+        return;
       }
       response.setHeader('content-type', 'application/json');
       response.end(JSON.stringify({ path: request.url, method: request.method, body, signature: request.headers['x-signature'] ?? null }));
@@ -307,6 +315,8 @@ describe('isolation', () => {
   ])('runs at most TRELLIS_HOOK_WORKERS (%i) hooks that await the host at a time', async (workers, least, most) => {
     const limited = runtimeWith({ hookEgressAllow: ['127.0.0.1'], hookWorkers: workers, hookCpuMs: 10_000 });
     held.most = 0;
+    held.together = least;
+    held.reached = false;
     const results = await Promise.all([1, 2, 3].map(() => run(`async () => (await fetch('${loopbackUrl}/held')).json()`, {}, limited)));
     expect(results.map((result) => (result.ok ? result.value : result.error))).toEqual(['held', 'held', 'held']);
     expect(held.most).toBeGreaterThanOrEqual(least);

@@ -1,10 +1,11 @@
 import { decryptEnvironment } from '../envvars/service.js';
 import { namesCapability } from '../hooks/code-validation.js';
 import type { PlatformContext } from '../platform/context.js';
+import { ReadCache } from '../platform/read-cache.js';
 import { HookCapabilities, redact, redactable, type Grants, type HookDb } from './capabilities.js';
 import { DEFAULT_EGRESS_LIMITS, EgressPolicy, type EgressLimits } from './egress.js';
 import { HookRunLog, type HookRunRecord } from './run-log.js';
-import type { SandboxFailureKind, SandboxOutcome } from './sandbox.js';
+import type { HookResponse, SandboxFailureKind, SandboxOutcome } from './sandbox.js';
 import { DEFAULT_WORKERS, SandboxPool } from './sandbox-pool.js';
 
 export type { HookDb } from './capabilities.js';
@@ -18,6 +19,8 @@ export interface HookInvocation {
   instance: unknown;
   /** Webhooks: the request headers, lower-case names. */
   headers?: Record<string, string>;
+  /** Webhooks: the request as received, the code's `request`. */
+  request?: HookRequest;
   /** The author of the operation, visible to the code as `user`. */
   user?: { _id: string; email?: string } | null;
   /** Record access for the app's tables; without it the code has no `db`. */
@@ -26,8 +29,23 @@ export interface HookInvocation {
 
 export type HookFailureKind = SandboxFailureKind;
 
+/** What a webhook's code sees of its request as `request`; null for save hooks. */
+export interface HookRequest {
+  method: string;
+  /** The path and query string as received, e.g. `/api/webhook/pay-confirm?attempt=2`. */
+  url: string;
+  /** The query string's parameters; a repeated name gives an array. */
+  query: Record<string, string | string[]>;
+  /** Lower-case names (the cookie header withheld). */
+  headers: Record<string, string>;
+  /** The body exactly as received, as UTF-8 text ('' without a body): what providers sign. */
+  rawBody: string;
+  /** The media type of the body without parameters, e.g. `application/json`; '' without one. */
+  contentType: string;
+}
+
 export type HookResult =
-  | { ok: true; value: unknown; instance: unknown; durationMs: number }
+  | { ok: true; value: unknown; instance: unknown; durationMs: number; response?: HookResponse }
   | { ok: false; error: { message: string; kind: HookFailureKind }; durationMs: number };
 
 export const ERROR_MESSAGE_MAX_CHARS = 500;
@@ -42,7 +60,7 @@ export class HookRuntime {
   private readonly sandbox: SandboxPool;
   private readonly egress: EgressPolicy;
   private readonly runLog: HookRunLog;
-  private environment: Promise<Record<string, string>> | undefined;
+  private readonly environment: ReadCache<Record<string, string>>;
 
   constructor(
     private readonly ctx: PlatformContext,
@@ -52,9 +70,7 @@ export class HookRuntime {
     this.egress = new EgressPolicy(config.hookEgressAllow);
     this.sandbox = new SandboxPool({ cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES }, { ...DEFAULT_WORKERS, maxWorkers: config.hookWorkers });
     this.runLog = new HookRunLog(ctx.db, ctx.logger);
-    ctx.changes.on('config', () => {
-      this.environment = undefined;
-    });
+    this.environment = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
   }
 
   /**
@@ -93,7 +109,7 @@ export class HookRuntime {
     const durationMs = performance.now() - started;
     const secrets = redactable(env);
     const result: HookResult = outcome.ok
-      ? { ok: true, value: outcome.value, instance: outcome.instance, durationMs }
+      ? { ok: true, value: outcome.value, instance: outcome.instance, durationMs, ...(outcome.response ? { response: outcome.response } : {}) }
       : { ok: false, error: { kind: outcome.kind, message: safeError(outcome.message, secrets) }, durationMs };
     this.runLog.record(runRecord(invocation, startedAt, result, consoleLines.map((line) => redact(line, secrets))));
     return result;
@@ -111,20 +127,16 @@ export class HookRuntime {
   }
 
   private loadEnvironment(): Promise<Record<string, string>> {
-    if (this.environment) return this.environment;
-    const loading = decryptEnvironment(this.ctx);
-    this.environment = loading;
-    loading.catch(() => {
-      if (this.environment === loading) this.environment = undefined;
-    });
-    return loading;
+    return this.environment.load('all', () => decryptEnvironment(this.ctx));
   }
+
 }
 
 function grantsOf(invocation: HookInvocation, env: Record<string, string>): Grants {
   return {
     instance: invocation.instance ?? null,
     headers: invocation.headers ?? {},
+    request: invocation.request ?? null,
     user: invocation.user ?? null,
     env,
     // Code that names neither cannot wait for the server, so the sandbox may queue it in a busy worker.

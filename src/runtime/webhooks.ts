@@ -3,8 +3,10 @@ import type { Hook, HookService } from '../hooks/service.js';
 import type { PlatformContext } from '../platform/context.js';
 import { TrellisError } from '../platform/errors.js';
 import { WindowLimiter } from '../platform/limits.js';
+import { ReadCache } from '../platform/read-cache.js';
 import type { RecordService } from '../tables/records.js';
-import type { HookFailureKind, HookRuntime } from './service.js';
+import type { HookResponse } from './sandbox.js';
+import type { HookFailureKind, HookRequest, HookRuntime } from './service.js';
 
 /** What the dispatcher needs from the other services. */
 export interface WebhookDependencies {
@@ -14,24 +16,24 @@ export interface WebhookDependencies {
   readonly hookRuntime: HookRuntime;
 }
 
-/** One inbound call: the parsed JSON body (null without a body) and the request headers. */
+/** One inbound call: the parsed body (null without one), the request headers and the request as received. */
 export interface WebhookCall {
   name: string;
   body: unknown;
   /** Lower-case names; the cookie header is never passed on. */
   headers: Record<string, string>;
+  request: HookRequest;
   /** The caller's address, for the limit on calls naming no webhook. */
   ip: string;
 }
 
-/** The code's return value: `undefined` when it returned nothing. */
+/** The code's return value (`undefined` when it returned nothing), or the answer it chose with `respond()`. */
 export interface WebhookAnswer {
   value: unknown;
+  response?: HookResponse;
 }
 
 const APPLICATION_KEY = 'application';
-/** How long the name lookup is trusted should a change notification from another replica be lost. */
-const LOOKUP_TTL_MS = 30_000;
 
 const FAILURE_MESSAGES: Record<HookFailureKind, string> = {
   thrown: "The webhook's code failed",
@@ -50,15 +52,13 @@ const FAILURE_MESSAGES: Record<HookFailureKind, string> = {
 export class WebhookDispatcher {
   private readonly calls: WindowLimiter;
   private readonly probes: WindowLimiter;
-  private byName: { hooks: Promise<Map<string, Hook>>; loadedAt: number } | undefined;
+  private readonly byName: ReadCache<Map<string, Hook>>;
 
   constructor(private readonly services: WebhookDependencies) {
     const { config } = services.ctx;
     this.calls = new WindowLimiter(config.webhookRateLimit, 60_000);
     this.probes = new WindowLimiter(config.authFailuresPerMinute, 60_000);
-    services.ctx.changes.on('config', () => {
-      this.byName = undefined;
-    });
+    this.byName = new ReadCache(services.ctx.changes, { topics: ['config'], maxEntries: 1 });
   }
 
   /**
@@ -81,22 +81,18 @@ export class WebhookDispatcher {
       trigger: 'webHook',
       instance: call.body,
       headers: call.headers,
+      request: call.request,
       user: null,
       db: this.services.records.hookDb(webhookPrincipal(hook.name)),
     });
-    if (result.ok) return { value: result.value };
+    if (result.ok) return { value: result.value, ...(result.response ? { response: result.response } : {}) };
     throw new TrellisError('HOOK_FAILED', FAILURE_MESSAGES[result.error.kind], { reason: result.error.kind });
   }
 
-  private webhooks(now = Date.now()): Promise<Map<string, Hook>> {
-    if (this.byName && now - this.byName.loadedAt <= LOOKUP_TTL_MS) return this.byName.hooks;
-    const entry = { hooks: this.loadWebhooks(), loadedAt: now };
-    this.byName = entry;
-    entry.hooks.catch(() => {
-      if (this.byName === entry) this.byName = undefined;
-    });
-    return entry.hooks;
+  private webhooks(): Promise<Map<string, Hook>> {
+    return this.byName.load('all', () => this.loadWebhooks());
   }
+
 
   private async loadWebhooks(): Promise<Map<string, Hook>> {
     const hooks = await this.services.hooks.listHooks(systemPrincipal(), { type: 'webHook' });

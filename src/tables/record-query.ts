@@ -12,6 +12,7 @@ import {
   type RecordValues,
 } from './record-schema.js';
 import type { FieldType } from './schema.js';
+import { unstorableText } from '../platform/validation.js';
 
 /** The operators a filter accepts on a field of each type. */
 export const FILTER_OPERATORS: Record<FieldType, readonly FilterOperator[]> = {
@@ -93,6 +94,8 @@ function isoString(value: unknown): string {
  * @throws BAD_INPUT naming the offending part, e.g. `filter.amount.lt: must be a number`.
  */
 export function filterCondition(table: RecordTable, filter: unknown): RawBuilder<unknown> {
+  const unstorable = unstorableText(filter, 'filter');
+  if (unstorable) throw recordInputError([unstorable]);
   const state = { issues: [] as RecordIssue[], conditions: 0 };
   const condition = objectCondition(table, filter, 'filter', 0, state);
   if (state.issues.length) throw recordInputError(state.issues);

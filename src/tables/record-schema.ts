@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { badInput } from '../platform/errors.js';
-import { idSchema } from '../platform/validation.js';
+import { idSchema, unstorableText } from '../platform/validation.js';
 import type { FieldType } from './schema.js';
 
 /** The table a reference or multi-reference field points at. */
@@ -149,6 +149,8 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  */
 export function validateRecordData(table: RecordTable, data: unknown, mode: 'create' | 'update', path = 'data'): RecordValues {
   if (!isPlainObject(data)) throw recordInputError([{ field: path, message: 'must be an object of field values' }]);
+  const unstorable = unstorableText(data, path);
+  if (unstorable) throw recordInputError([unstorable]);
   const issues: RecordIssue[] = [];
   const values: RecordValues = {};
   for (const [key, value] of Object.entries(data)) {

@@ -3,6 +3,7 @@ import { systemPrincipal, type Principal } from '../access/permissions.js';
 import { namesCapability } from '../hooks/code-validation.js';
 import type { Hook, HookService } from '../hooks/service.js';
 import type { PlatformContext } from '../platform/context.js';
+import { ReadCache } from '../platform/read-cache.js';
 import { newId } from '../platform/crypto.js';
 import type { Db } from '../platform/db/index.js';
 import { TrellisError, badInput, conflict, forbidden, notFound } from '../platform/errors.js';
@@ -112,8 +113,8 @@ export class RecordService {
   private readonly versions = new RecordVersions();
   /** Per record id, the end of its afterSave hooks started so far. */
   private readonly afterSaveChains = new Map<string, Promise<void>>();
-  private tables: { generation: number; byKey: Promise<Map<string, RecordTable>> } | undefined;
-  private hooks: { generation: number; byTable: Promise<Map<string, SaveHooks>> } | undefined;
+  private readonly tables: ReadCache<Map<string, RecordTable>>;
+  private readonly hooks: ReadCache<Map<string, SaveHooks>>;
 
   constructor(
     private readonly ctx: PlatformContext,
@@ -122,6 +123,8 @@ export class RecordService {
     ctx.changes.on('config', () => {
       this.generation += 1;
     });
+    this.tables = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
+    this.hooks = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
   }
 
   /** A page of records: `filter` and `sort` as in record-query.ts, `limit` 50 by default, at most 500. */
@@ -341,35 +344,20 @@ export class RecordService {
     return user ?? null;
   }
 
-  /** The table by `_id` or name (case-insensitive), from a cache dropped on every configuration change. */
+  /** The table by `_id` or name (case-insensitive), from a cache of every table kept until the next configuration change. */
   private async table(db: Db, nameOrId: string): Promise<RecordTable> {
     const key = parseInput(idSchema, nameOrId);
-    const generation = this.generation;
-    if (this.tables?.generation !== generation) {
-      const byKey = loadTableIndex(db);
-      this.tables = { generation, byKey };
-      byKey.catch(() => {
-        if (this.tables?.byKey === byKey) this.tables = undefined;
-      });
-    }
-    const index = await this.tables.byKey;
+    const index = await this.tables.load('all', () => loadTableIndex(db));
     const table = index.get(key) ?? index.get(key.toLowerCase());
     if (!table) throw notFound('Table', key);
     return table;
   }
 
-  /** The save hooks of a table, from a cache dropped on every configuration change. */
+  /** The save hooks of a table, from a cache kept until the next configuration change. */
   private async saveHooks(tableId: string): Promise<SaveHooks> {
-    const generation = this.generation;
-    if (this.hooks?.generation !== generation) {
-      const byTable = loadSaveHooks(this.dependencies().hooks);
-      this.hooks = { generation, byTable };
-      byTable.catch(() => {
-        if (this.hooks?.byTable === byTable) this.hooks = undefined;
-      });
-    }
-    return (await this.hooks.byTable).get(tableId) ?? NO_HOOKS;
+    return (await this.hooks.load('all', () => loadSaveHooks(this.dependencies().hooks))).get(tableId) ?? NO_HOOKS;
   }
+
 }
 
 /** Every application table with its fields, oldest first. Internal: no permission check. */

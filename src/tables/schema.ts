@@ -24,9 +24,22 @@ const flag = z
  * A field of a table. `referenceTableId` is the `_id` (or the name) of an existing table; in
  * `createTable` the new table's own name makes a self-reference.
  */
+/**
+ * Field names no table may use, compared in any letter case: PostgreSQL's system columns, which
+ * every table already has, and the names every JavaScript object inherits, which records, hooks
+ * and clients would read from the prototype instead of the record.
+ */
+export const RESERVED_FIELD_NAMES: ReadonlySet<string> = new Set(
+  ['oid', 'tableoid', 'xmin', 'xmax', 'cmin', 'cmax', 'ctid', ...Object.getOwnPropertyNames(Object.prototype)].map((name) => name.toLowerCase()),
+);
+
+const fieldName = identifierSchema.refine((name) => !RESERVED_FIELD_NAMES.has(name.toLowerCase()), {
+  message: 'is a reserved name (a PostgreSQL system column or a property every JavaScript object has): choose another',
+});
+
 export const fieldInput = z
   .object({
-    name: identifierSchema,
+    name: fieldName,
     type: z.enum(FIELD_TYPES, { message: `must be one of ${FIELD_TYPES.join(', ')}` }),
     required: flag,
     unique: flag,

@@ -1,4 +1,5 @@
 import { writeTransaction } from '../platform/db/write.js';
+import { resolveNamedRecord } from '../platform/references.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
 import type { PlatformContext } from '../platform/context.js';
@@ -82,7 +83,7 @@ export class TableService {
 
   async getTable(principal: Principal, tableId: string): Promise<Table> {
     requirePermission(principal, 'config:read');
-    const id = parseInput(idSchema, tableId);
+    const id = await resolveNamedRecord(this.ctx.db, 'app_tables', parseInput(idSchema, tableId));
     const schema = await loadTableSchema(this.ctx.db, id, 'id');
     if (!schema) throw notFound('Table', id);
     return toTable(schema);
@@ -257,7 +258,9 @@ async function assertNoRecords(trx: Db, sqlName: string, fieldName: string): Pro
   }
 }
 
-async function lockTable(trx: Db, tableId: string): Promise<Row<'app_tables'>> {
+/** The table `tableRef` names (its `_id` or name), locked for this transaction. */
+async function lockTable(trx: Db, tableRef: string): Promise<Row<'app_tables'>> {
+  const tableId = await resolveNamedRecord(trx, 'app_tables', tableRef);
   const table = await trx.selectFrom('app_tables').selectAll().where('id', '=', tableId).forUpdate().executeTakeFirst();
   if (!table) throw notFound('Table', tableId);
   return table;

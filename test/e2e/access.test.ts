@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWNER } from '../helpers/env.js';
+import { createUserKey, MCP_ACCEPT } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -158,20 +159,58 @@ describe('sessions and request hygiene', () => {
   });
 });
 
-describe('failed authentication limit per IP', () => {
+describe('failed authentication never locks out a valid credential', () => {
   let limited: TestServer;
+  const from = (ip: string) => ({ 'x-forwarded-for': ip });
+  const signIn = (credentials: { email: string; password: string }, ip: string) => postJson(`${limited.url}/api/auth/login`, credentials, from(ip));
+  const wrongOwner = { email: OWNER.email, password: 'wrong-password' };
+  const other = { email: 'other@example.com', password: 'other-password-1' };
+
   beforeAll(async () => {
-    limited = await startTestServer({ TRELLIS_AUTH_FAILURES_PER_MINUTE: '3' });
+    // Behind a proxy: client addresses come from X-Forwarded-For.
+    limited = await startTestServer({ TRELLIS_AUTH_FAILURES_PER_MINUTE: '3', TRELLIS_TRUST_PROXY: 'true' });
+    const gql = graphqlClient(limited.url, await login(limited.url));
+    await gqlData(gql, 'mutation($e: String!, $p: String!) { createUser(email: $e, password: $p, role: "designer") { _id } }', { e: other.email, p: other.password });
   });
   afterAll(async () => limited?.close());
 
-  it('answers 429 with Retry-After once an IP has failed too often, even with good credentials', async () => {
-    const bad = { email: OWNER.email, password: 'wrong-password' };
-    for (let i = 0; i < 3; i++) expect((await postJson(`${limited.url}/api/auth/login`, bad)).status).toBe(401);
-    const blocked = await postJson(`${limited.url}/api/auth/login`, bad);
+  it('answers 429 with Retry-After to an IP past its failures, yet lets valid credentials from that IP through', async () => {
+    const session = await signIn(OWNER, '10.0.0.1');
+    expect(session.status).toBe(200);
+    const { apiKey } = await createUserKey(limited, { email: OWNER.email, role: 'admin', scopes: ['config:read'] });
+    for (let i = 0; i < 3; i++) expect((await signIn({ email: `nobody${i}@example.com`, password: 'guess' }, '10.0.0.1')).status).toBe(401);
+    const blocked = await signIn({ email: 'nobody9@example.com', password: 'guess' }, '10.0.0.1');
     expect(blocked.status).toBe(429);
+    expect(blocked.body.error.code).toBe('RATE_LIMITED');
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await postJson(`${limited.url}/api/auth/login`, OWNER)).status).toBe(429);
-    expect((await postJson(`${limited.url}/graphql`, { query: '{ me { _id } }' }, { authorization: 'Bearer trs_x' })).status).toBe(429);
+    expect((await postJson(`${limited.url}/graphql`, { query: '{ me { _id } }' }, { ...from('10.0.0.1'), authorization: 'Bearer trs_guess' })).status).toBe(429);
+    // Someone else's failures from the same (proxy) address refuse no valid credential.
+    expect((await signIn(other, '10.0.0.1')).status).toBe(200);
+    const me = await postJson(`${limited.url}/graphql`, { query: '{ me { email } }' }, { ...from('10.0.0.1'), authorization: `Bearer ${session.body.token}` });
+    expect(me.status).toBe(200);
+    expect(me.body.data.me.email).toBe(OWNER.email);
+    const tools = await fetch(`${limited.url}/api/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_ACCEPT, ...from('10.0.0.1'), 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(tools.status).toBe(200);
+  });
+
+  it('locks an account out for the address that keeps guessing its password, and only for that address', async () => {
+    for (let i = 0; i < 5; i++) expect([401, 429]).toContain((await signIn(wrongOwner, '10.0.0.2')).status);
+    const locked = await signIn(OWNER, '10.0.0.2');
+    expect(locked.status).toBe(429);
+    expect(locked.body.error.message).toMatch(/^Too many failed attempts; retry in \d+ s$/);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await signIn(OWNER, '10.0.0.3')).status).toBe(200);
+    expect((await signIn(other, '10.0.0.2')).status).toBe(200);
+  });
+
+  it('lets the owner in from that address again once the lockout has passed', async () => {
+    for (let i = 0; i < 5; i++) await signIn(wrongOwner, '10.0.0.4');
+    expect((await signIn(OWNER, '10.0.0.4')).status).toBe(429);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await signIn(OWNER, '10.0.0.4')).status).toBe(200);
   });
 });

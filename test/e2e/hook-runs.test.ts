@@ -44,3 +44,50 @@ describe('hookRuns (the run log through builder GraphQL)', () => {
     expect((await postJson(`${server.url}/graphql`, { query: RUNS })).status).toBe(401);
   });
 });
+
+describe('what a run printed is readable only by those who may write hooks', () => {
+  const SECRET = 'Sup3r-Secret-Value-42';
+  let designerGql: ReturnType<typeof graphqlClient>;
+  let leakyId: string;
+
+  beforeAll(async () => {
+    await gqlData(ownerGql, 'mutation($v: String!) { setEnvironmentVariable(name: "API_SECRET", value: $v) { name } }', { v: SECRET });
+    leakyId = (
+      await gqlData(ownerGql, 'mutation($c: String!) { createHook(name: "leaky-run", type: "webHook", content: $c) { _id } }', {
+        c: `async function leaky() {
+          const s = env.API_SECRET;
+          console.log('reversed', s.split('').reverse().join(''));
+          console.log('upper', s.toUpperCase());
+          console.log('spaced', s.split('').join(' '));
+          console.log('codes', [...s].map((c) => c.charCodeAt(0)).join(','));
+          throw new Error('cannot resolve ' + s.toLowerCase() + '.invalid');
+        }`,
+      })
+    ).createHook._id;
+    await postJson(`${server.url}/api/webhook/leaky-run`, {});
+    await server.server.services.hookRuntime.flushRunLog();
+    await gqlData(ownerGql, 'mutation { createUser(email: "runs-designer@example.com", password: "designer-pass", role: "designer") { _id } }');
+    designerGql = graphqlClient(server.url, await login(server.url, 'runs-designer@example.com', 'designer-pass'));
+  });
+
+  const RUN = 'query($hookId: ID) { hookRuns(hookId: $hookId) { runs { outcome trigger durationMs console error detailsVisible } } }';
+
+  it('shows a designer the outcome, trigger and duration of a run, and neither its console lines nor its error', async () => {
+    const { hookRuns } = await gqlData(designerGql, RUN, { hookId: leakyId });
+    expect(hookRuns.runs).toHaveLength(1);
+    expect(hookRuns.runs[0]).toMatchObject({ outcome: 'error', trigger: 'webHook', console: null, error: null, detailsVisible: false });
+    expect(hookRuns.runs[0].durationMs).toBeGreaterThanOrEqual(0);
+    const everything = JSON.stringify(await designerGql('{ hookRuns { runs { _id hookName console error } } }'));
+    for (const disguise of [SECRET, SECRET.toLowerCase(), SECRET.toUpperCase(), [...SECRET].reverse().join(''), [...SECRET].join(' ')]) {
+      expect(everything).not.toContain(disguise);
+    }
+  });
+
+  it('shows an admin the console lines and the error, with the value redacted in any letter case and reversed', async () => {
+    const { hookRuns } = await gqlData(ownerGql, RUN, { hookId: leakyId });
+    const run = hookRuns.runs[0];
+    expect(run.detailsVisible).toBe(true);
+    expect(run.console).toEqual(['[log] reversed [redacted]', '[log] upper [redacted]', `[log] spaced ${[...SECRET].join(' ')}`, expect.stringMatching(/^\[log\] codes \d+/)]);
+    expect(run.error).toBe('cannot resolve [redacted].invalid');
+  });
+});

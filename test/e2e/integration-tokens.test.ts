@@ -257,15 +257,26 @@ describe('failed authentication per IP', () => {
   });
   afterAll(async () => limited?.close());
 
-  it('answers 429 with Retry-After once an IP has failed 3 times, even for good credentials and tokens', async () => {
+  it('answers 429 with Retry-After to an IP past 3 failures, yet still exchanges good credentials and accepts good tokens', async () => {
+    const other = (await gqlData(graphqlClient(limited.url, await login(limited.url)), CREATE, { name: 'Other' })).createIntegrationKey;
     for (let i = 0; i < 3; i += 1) {
       expect((await exchange({ clientId: credentials.clientId, apiKey: 'trik_wrong' }, {}, limited.url)).status).toBe(401);
     }
-    const limitedExchange = await exchange(credentials, {}, limited.url);
+    const limitedExchange = await exchange({ clientId: credentials.clientId, apiKey: 'trik_wrong' }, {}, limited.url);
     expect(limitedExchange.status).toBe(429);
     expect(limitedExchange.body.error.code).toBe('RATE_LIMITED');
     expect(Number(limitedExchange.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await builderQuery(token, {}, limited.url)).status).toBe(429);
+    expect((await exchange(other, {}, limited.url)).status).toBe(200);
+    expect((await builderQuery(token, {}, limited.url)).status).not.toBe(429);
+  });
+
+  it('locks a clientId out for the address that keeps guessing its key, and only that clientId', async () => {
+    const guessed = (await gqlData(graphqlClient(limited.url, await login(limited.url)), CREATE, { name: 'Guessed' })).createIntegrationKey;
+    for (let i = 0; i < 5; i += 1) await exchange({ clientId: guessed.clientId, apiKey: 'trik_wrong' }, {}, limited.url);
+    const locked = await exchange(guessed, {}, limited.url);
+    expect(locked.status).toBe(429);
+    expect(locked.body.error.message).toMatch(/^Too many failed attempts; retry in \d+ s$/);
+    expect((await exchange(credentials, {}, limited.url)).status).toBe(200);
   });
 });
 

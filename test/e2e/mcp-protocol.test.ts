@@ -3,7 +3,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/access/permissions.js';
 import { TOOLS } from '../../src/mcp/tools/index.js';
-import { connectMcp, createUserKey, firstText, ownerPrincipal } from '../helpers/mcp.js';
+import { connectMcp, createUserKey, firstText, ownerPrincipal, structuredData } from '../helpers/mcp.js';
 import { postJson, startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -212,7 +212,7 @@ describe('the 2026-07-28 protocol generation (server/discover)', () => {
     expect(tools.map((t) => t.name)).toEqual(TOOLS.filter((t) => t.scope === 'config:read').map((t) => t.name));
     const result = await client.callTool({ name: 'list_roles', arguments: {} });
     expect(result.isError).toBeFalsy();
-    expect((result.structuredContent as { roles: Array<{ name: string }> }).roles.map((r) => r.name)).toContain('designer');
+    expect(structuredData<{ roles: Array<{ name: string }> }>(result).roles.map((r) => r.name)).toContain('designer');
   });
 
   it('names the missing scope when a hidden tool is called', async () => {

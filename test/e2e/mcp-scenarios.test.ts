@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWNER } from '../helpers/env.js';
-import { connectMcp, createUserKey, fencedData, firstText, mcpPost, ownerPrincipal } from '../helpers/mcp.js';
+import { connectMcp, createUserKey, fencedData, firstText, mcpPost, ownerPrincipal, structuredData } from '../helpers/mcp.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.js';
 import { waitFor } from '../helpers/wait.js';
@@ -24,8 +24,7 @@ async function callOk(client: Client, name: string, args: Record<string, unknown
   return result;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const data = (result: CallResult) => result.structuredContent as Record<string, any>;
+const data = (result: CallResult) => structuredData(result);
 const toolNames = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name);
 
 afterAll(async () => {
@@ -43,14 +42,14 @@ describe('scenario 2: an agent builds a small order-tracking app', () => {
     "import { useQuery } from '@trellis/runtime';",
     "import { Card, Heading, Table } from '@trellis/ui';",
     '',
-    'const ORDERS = `query Orders { orders { _id title amount due } }`;',
+    'const ORDERS = `query Orders { listOrders { items { _id title amount due } } }`;',
     '',
     'export default function OrderTracker() {',
     '  const { data } = useQuery(ORDERS);',
     '  return (',
     '    <Card className="bg-blue-500">',
     "      <Heading style={{ color: '#ff0000' }}>Orders</Heading>",
-    "      <Table rows={data?.orders ?? []} columns={[{ key: 'title', header: 'Title' }, { key: 'amount', header: 'Amount' }]} />",
+    "      <Table rows={data?.listOrders.items ?? []} columns={[{ key: 'title', header: 'Title' }, { key: 'amount', header: 'Amount' }]} />",
     '    </Card>',
     '  );',
     '}',

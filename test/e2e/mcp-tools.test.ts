@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES, type Principal } from '../../src/access/permissions.js';
 import { TOOLS_BY_NAME } from '../../src/mcp/tools/index.js';
 import { OWNER } from '../helpers/env.js';
-import { connectMcp, createUserKey, fencedData, firstText, mcpPost, ownerPrincipal } from '../helpers/mcp.js';
+import { connectMcp, createUserKey, fencedData, firstText, mcpPost, ownerPrincipal, structuredData } from '../helpers/mcp.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 interface Agent {
@@ -51,12 +51,11 @@ async function callOk(client: Client, name: string, args: Record<string, unknown
 }
 
 function structured<T = Record<string, any>>(result: CallResult): T { // eslint-disable-line @typescript-eslint/no-explicit-any
-  return result.structuredContent as T;
+  return structuredData<T>(result);
 }
 
 function diffText(result: CallResult): string {
-  const content = result.content as Array<{ type: string; text: string }>;
-  return content[1]?.text ?? '';
+  return structured(result).diff ?? '';
 }
 
 function auditRows(keyId: string) {
@@ -185,6 +184,18 @@ describe('read tools', () => {
     expect(guide.runtimeRules.length).toBeGreaterThan(0);
   });
 
+  it('answers every feature write with the warnings of the code it stored', async () => {
+    const { client } = await agent(['config:read', 'features:write']);
+    const red = 'export default function Page() {\n  return <p style={{ color: "#ff0000" }}>Hi</p>;\n}\n';
+    const created = structured(await callOk(client, 'create_feature', { name: unique('Warned'), customCode: red }));
+    expect(JSON.stringify(created.warnings)).toContain('#ff0000');
+    const id = created.feature._id;
+    const updated = structured(await callOk(client, 'update_feature', { _id: id, customCode: red.replace('#ff0000', '#00ff00') }));
+    expect(JSON.stringify(updated.warnings)).toContain('#00ff00');
+    const edited = structured(await callOk(client, 'edit_feature_code', { _id: id, patches: [{ old_str: '#00ff00', new_str: 'var(--color-primary)' }] }));
+    expect(edited.warnings).toEqual([]);
+  });
+
   it('warns about fixed colours and Tailwind colour classes and rejects fetch in feature code', async () => {
     const { client } = await agent(['config:read']);
     const styled = [
@@ -231,9 +242,9 @@ describe('feature tools', () => {
       status: 'published',
     });
     const diff = diffText(result);
-    expect(diff).toMatch(new RegExp(`^Unified diff of what was written:\\n--- a/feature/${featureId}\\.jsx\\n\\+\\+\\+ b/feature/${featureId}\\.jsx\\n@@ `));
+    expect(diff).toMatch(new RegExp(`^--- a/feature/${featureId}\\.jsx\\n\\+\\+\\+ b/feature/${featureId}\\.jsx\\n@@ `));
     expect(diff).toContain('\n-  const title = "Orders";\n+  const title = "Open orders";\n');
-    expect(structured(result).diff).toBe(diff.replace('Unified diff of what was written:\n', ''));
+    expect(firstText(result)).toContain(JSON.stringify(diff).slice(1, -1).replaceAll('<', '\\u003c'));
     expect(structured(result).feature).toMatchObject({ status: 'published', version: 2, publishedVersion: 2 });
     const row = await featureRow(featureId);
     expect(row).toMatchObject({ custom_code: PAGE.replace('"Orders"', '"Open orders"'), status: 'published', published_version: 2, updated_by: userId });
@@ -507,7 +518,8 @@ describe('bad arguments', () => {
 
   it('answers an unknown tool name with a JSON-RPC error from the SDK', async () => {
     const { client } = await agent();
-    await expect(call(client, 'drop_database', {})).rejects.toThrow(/drop_database/);
+    // The name the caller sent is not echoed back: nothing a caller sends reaches the model unfenced.
+    await expect(call(client, 'drop_database', {})).rejects.toThrow(/Unknown tool: no tool of this server has that name/);
   });
 });
 

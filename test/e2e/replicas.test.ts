@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/access/permissions.js';
-import { createUserKey, mcpPost, ownerPrincipal } from '../helpers/mcp.js';
+import { createUserKey, mcpPost, ownerPrincipal, structuredData } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -35,8 +35,8 @@ describe.runIf(usingPostgres)('two replicas on one PostgreSQL database', () => {
         method: 'tools/call',
         params: { name: 'list_features', arguments: {} },
       });
-      const body = (await response.json()) as { result: { structuredContent: { features: Array<{ name: string }> } } };
-      return body.result.structuredContent.features.map((f) => f.name);
+      const body = (await response.json()) as { result: unknown };
+      return structuredData<{ features: Array<{ name: string }> }>(body.result).features.map((f) => f.name);
     };
     expect(await names(second)).not.toContain('Replicated');
     await first.server.services.features.createFeature(await ownerPrincipal(first), {

@@ -73,7 +73,8 @@ describe('POST /api/webhook/<Name>', () => {
   }
 
   beforeAll(async () => {
-    server = await startTestServer({ TRELLIS_WEBHOOK_RATE_LIMIT: '1000' });
+    // A CPU budget with room: on a busy machine, filling 32 MB could otherwise pass 200 ms first.
+    server = await startTestServer({ TRELLIS_WEBHOOK_RATE_LIMIT: '1000', TRELLIS_HOOK_CPU_MS: '1000' });
     gql = graphqlClient(server.url, await login(server.url));
     await createTable(gql, 'Order', [
       { name: 'title', type: 'text', required: true },
@@ -186,8 +187,9 @@ describe('POST /api/webhook/<Name>', () => {
   it.each([
     ['malformed JSON', '{"order": 7', { 'content-type': 'application/json' }, 400, 'BAD_INPUT'],
     ['an empty JSON body', '', { 'content-type': 'application/json' }, 400, 'BAD_INPUT'],
-    ['text/plain', 'order=7', { 'content-type': 'text/plain' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
-    ['a form', 'order=7', { 'content-type': 'application/x-www-form-urlencoded' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+    ['a binary body', 'order=7', { 'content-type': 'application/octet-stream' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+    ['an image', 'GIF89a', { 'content-type': 'image/gif' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+    ['JSON nested 10 000 levels deep', '['.repeat(10_000) + ']'.repeat(10_000), { 'content-type': 'application/json' }, 400, 'BAD_INPUT'],
   ])('answers %s with the right client error and runs no code', async (_label, body, headers, status, code) => {
     const before = (await hookRuns(server, 'Echo-Hook')).length;
     const result = await call('Echo-Hook', body, headers);
@@ -203,6 +205,25 @@ describe('POST /api/webhook/<Name>', () => {
     expect(allowed.body.headers).not.toHaveProperty('cookie');
     const refused = await call('token-check', {}, { 'content-type': 'application/json', 'x-webhook-token': 'guess' });
     expect(refused.status).toBe(500);
+  });
+
+  it.each(['64:ff9b::127.0.0.1', '::ffff:7f00:1', '2002:7f00:1::1', '::127.0.0.1', '64:ff9b:1::8.8.8.8'])(
+    'refuses a fetch from hook code to [%s], an address carrying an internal IPv4 address',
+    async (address) => {
+      await createWebhook(gql, `fetcher-${address.replace(/[^0-9a-f]/gi, '')}`, `async () => { try { await fetch('http://[${address}]:${new URL(server.url).port}/healthz'); return 'reached'; } catch (error) { return error.message; } }`);
+      const result = await call(`fetcher-${address.replace(/[^0-9a-f]/gi, '')}`, {});
+      expect(result.status).toBe(200);
+      expect(result.body).toMatch(/^fetch refused: .* is a (loopback|local-use NAT64) address; hooks may not reach it unless TRELLIS_HOOK_EGRESS_ALLOW lists it$/);
+    },
+  );
+
+  it('answers a db call with more than 2 MB of arguments with the limit, not an engine error, and writes nothing', async () => {
+    await createWebhook(gql, 'big-write', "async () => { try { await db.create('Order', { title: 'x'.repeat(3 * 1024 * 1024) }); return 'written'; } catch (error) { return error.message; } }");
+    const before = (await orderRows()).length;
+    const result = await call('big-write', {});
+    expect(result.status).toBe(200);
+    expect(result.body).toBe('the arguments of one call may hold at most 2097152 characters in all');
+    expect((await orderRows()).length).toBe(before);
   });
 
   it('sends no CORS headers: webhooks are called server to server', async () => {

@@ -18,7 +18,7 @@ const typeDefs = /* GraphQL */ `
     updatedAt: DateTime!
   }
 
-  "One run of a hook: trigger, duration, outcome, console lines and the (redacted) error."
+  "One run of a hook: trigger, duration, outcome, console lines and the (redacted) error. Console lines and the error may hold what the code saw (secrets included): only admins who may write hooks read them; for others they are null and detailsVisible is false."
   type HookRun {
     _id: ID!
     hookId: ID
@@ -28,8 +28,12 @@ const typeDefs = /* GraphQL */ `
     durationMs: Int!
     "ok, error, timeout or memory."
     outcome: String!
-    console: [String!]!
+    "The run's console lines; null unless the reader is an admin with hooks:write."
+    console: [String!]
+    "The error (environment values redacted); null when the run succeeded or the reader is not an admin with hooks:write."
     error: String
+    "Whether console and error are shown to this reader."
+    detailsVisible: Boolean!
   }
 
   type HookRunPage {

@@ -98,7 +98,7 @@ ${[...table.fields.map(outputField), SYSTEM_OUTPUT_AFTER_FIELDS].join('\n')}
 ${
   hasFields
     ? `
-"Field values of a ${table.name} record, all optional: create needs the required ones, update changes only those given (null clears)."
+"Field values of ${article(table.name)} ${table.name} record, all optional: create needs the required ones, update changes only those given (null clears)."
 input ${names.input} {
 ${table.fields.map((field) => `  ${field.name}: ${SCALARS[field.type]}`).join('\n')}
 }
@@ -135,12 +135,17 @@ extend type Query {
 }
 
 extend type Mutation {
-  "Creates a ${table.name} record; its _id is generated."
+  "Creates ${article(table.name)} ${table.name} record; its _id is generated."
   ${names.create}${hasFields ? `(${dataArgument(true)})` : ''}: ${names.type}!
-  "Changes the given fields of a ${table.name} record."
+  "Changes the given fields of ${article(table.name)} ${table.name} record."
   ${names.update}(Id: ID!${hasFields ? `, ${dataArgument(false)}` : ''}): ${names.type}!
-  "Deletes a ${table.name} record."
+  "Deletes ${article(table.name)} ${table.name} record."
   ${names.delete}(Id: ID!): Boolean!
 }
 `;
+}
+
+/** `an` before a vowel sound as written ("an Orders record"), `a` otherwise. */
+function article(word: string): string {
+  return /^[aeiou]/i.test(word) ? 'an' : 'a';
 }

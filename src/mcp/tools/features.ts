@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { unifiedDiff } from '../../platform/code-patches.js';
-import { validateFeatureCode } from '../../features/jsx-validation.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
 import { codeValidationOutput, confirmFlag, patchList, plain, recordId } from './shared.js';
 
@@ -65,12 +64,12 @@ export const validateFeatureCodeTool = defineTool({
   scope: 'config:read',
   title: 'Validate feature JSX',
   description:
-    'Dry-run validation of a feature\'s JSX: syntax, allowed imports, runtime rules. Never executes the code. Warnings (fixed hex colours, Tailwind colour classes) are informational: use the theme variables from get_feature_authoring_guide instead.',
+    'Dry-run validation of a feature\'s JSX: syntax, allowed imports, runtime rules, and the GraphQL documents it passes to useQuery/useMutation/graphql checked against the application\'s current schema (create the tables first). Never executes the code. Warnings (fixed hex colours, Tailwind colour classes) are informational: use the theme variables from get_feature_authoring_guide instead.',
   input: z.object({ code: z.string().describe('The complete JSX source of the feature') }),
   output: codeValidationOutput,
   annotations: READ,
-  async run(_services, _principal, args) {
-    return { data: plain(validateFeatureCode(args.code)) };
+  async run(services, principal, args) {
+    return { data: plain(await services.features.validateCode(principal, args.code)) };
   },
 });
 
@@ -89,8 +88,8 @@ export const createFeature = defineTool({
   }),
   annotations: CREATE,
   async run(services, principal, args) {
-    const feature = await services.features.createFeature(principal, args);
-    return { data: { feature: plain({ ...feature, customCode: undefined }), path: `/feature/${feature._id}` } };
+    const { warnings, ...feature } = await services.features.createFeature(principal, args);
+    return { data: { feature: plain({ ...feature, customCode: undefined }), warnings: plain(warnings), path: `/feature/${feature._id}` } };
   },
 });
 
@@ -99,7 +98,7 @@ export const updateFeature = defineTool({
   scope: 'features:write',
   title: 'Update a feature',
   description:
-    'Updates a feature\'s name, description, code or status. status draft/published runs the builder\'s versioning flow. When customCode is given it replaces the code in full and the answer carries a unified diff.',
+    'Updates a feature\'s name, description, code or status. status draft/published runs the builder\'s versioning flow. When customCode is given it replaces the code in full and the answer carries a unified diff and the validator\'s warnings about the stored code.',
   input: z.object({
     _id: recordId('feature'),
     name: z.string().optional(),
@@ -109,9 +108,9 @@ export const updateFeature = defineTool({
   }),
   annotations: UPDATE,
   async run(services, principal, args) {
-    const { feature, previousCode } = await services.features.updateFeature(principal, args);
+    const { feature, previousCode, warnings } = await services.features.updateFeature(principal, args);
     return {
-      data: { feature: plain({ ...feature, customCode: undefined }) },
+      data: { feature: plain({ ...feature, customCode: undefined }), warnings: plain(warnings) },
       ...(args.customCode !== undefined ? { diff: unifiedDiff(`feature/${feature._id}.jsx`, previousCode, feature.customCode) } : {}),
     };
   },
@@ -126,9 +125,9 @@ export const editFeatureCode = defineTool({
   input: z.object({ _id: recordId('feature'), patches: patchList, status: status.optional() }),
   annotations: UPDATE,
   async run(services, principal, args) {
-    const { feature, previousCode } = await services.features.editFeatureCode(principal, args);
+    const { feature, previousCode, warnings } = await services.features.editFeatureCode(principal, args);
     return {
-      data: { feature: plain({ ...feature, customCode: undefined }) },
+      data: { feature: plain({ ...feature, customCode: undefined }), warnings: plain(warnings) },
       diff: unifiedDiff(`feature/${feature._id}.jsx`, previousCode, feature.customCode),
     };
   },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { featureAuthoringGuide } from '../../features/authoring-guide.js';
+import { hookAuthoringGuide } from '../../hooks/authoring-guide.js';
 import { READ, defineTool } from './types.js';
 import { plain } from './shared.js';
 
@@ -21,18 +22,29 @@ export const getFeatureAuthoringGuide = defineTool({
   name: 'get_feature_authoring_guide',
   scope: 'config:read',
   title: 'Get the feature authoring guide',
-  description: 'Returns the modules a feature may import, the runtime rules, the application\'s theme (colours and shell CSS variables) and a small example. Read it before writing a feature.',
+  description:
+    'Returns the modules a feature may import, the runtime rules, the application\'s theme (colours and shell CSS variables) and a small example, plus `hooks`: the hook authoring guide (the API inside a hook, what each hook type receives and returns with an example, the limits). Read it before writing a feature or a hook.',
   input: z.object({}),
   output: z.object({
     allowedModules: z.array(z.record(z.string(), z.unknown())),
     runtimeRules: z.array(z.string()),
     theme: z.record(z.string(), z.unknown()),
     example: z.string(),
+    hooks: z.object({
+      shape: z.string(),
+      globals: z.array(z.object({ name: z.string(), description: z.string() })),
+      db: z.array(z.object({ method: z.string(), returns: z.string() })),
+      dbRules: z.array(z.string()),
+      types: z.array(z.object({ type: z.string(), when: z.string(), receives: z.string(), returns: z.string(), example: z.string() })),
+      limits: z.array(z.string()),
+    }),
   }),
   annotations: READ,
   cacheable: true,
   async run(services) {
     const application = await services.application.read();
-    return { data: plain(featureAuthoringGuide(application.theme)) as Record<string, unknown> };
+    const { hookCpuMs, hookTimeoutMs, hookMemoryMb } = services.ctx.config;
+    const hooks = hookAuthoringGuide({ cpuMs: hookCpuMs, timeoutMs: hookTimeoutMs, memoryMb: hookMemoryMb });
+    return { data: plain({ ...featureAuthoringGuide(application.theme), hooks }) as Record<string, unknown> };
   },
 });

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { validateHookCode } from '../../hooks/code-validation.js';
 import { unifiedDiff } from '../../platform/code-patches.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
 import { codeValidationOutput, confirmFlag, patchList, plain, recordId } from './shared.js';
@@ -66,12 +65,12 @@ export const validateHookCodeTool = defineTool({
   scope: 'config:read',
   title: 'Validate hook code',
   description:
-    'Dry-run check of server-side hook code: syntax (strict mode, as the code runs), the single async function shape `async function (instance) { ... }`, forbidden constructs and size. Never executes the code.',
+    'Dry-run check of server-side hook code: syntax (strict mode, as the code runs), the single async function shape `async function (instance) { ... }`, forbidden constructs and size; warns about a db call on a table that does not exist and an env name that is not set. Never executes the code.',
   input: z.object({ code: z.string().describe('The complete hook code') }),
   output: codeValidationOutput,
   annotations: READ,
-  async run(_services, _principal, args) {
-    return { data: plain(validateHookCode(args.code)) };
+  async run(services, principal, args) {
+    return { data: plain(await services.hooks.validateCode(principal, args.code)) };
   },
 });
 

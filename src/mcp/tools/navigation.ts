@@ -53,7 +53,7 @@ export const grantFeatureAccess = defineTool({
   scope: 'roles:write',
   title: 'Grant roles access to a feature',
   description: 'Lets the given roles see a feature. Answers the ids of every role that now sees it.',
-  input: z.object({ featureId: recordId('feature'), roleIds: z.array(z.string()).min(1).max(100).describe('Role _ids (see list_roles)') }),
+  input: z.object({ featureId: recordId('feature'), roleIds: z.array(z.string()).min(1).max(100).describe('Role _ids or names (see list_roles)') }),
   annotations: UPSERT,
   async run(services, principal, args) {
     return { data: { featureId: args.featureId, roleIds: await services.access.grantFeatureAccess(principal, args) } };

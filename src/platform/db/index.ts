@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import type pg from 'pg';
+import { NotificationListener } from './listener.js';
 import { migrateToLatest } from './migrations.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Database } from './types.js';
@@ -9,14 +9,20 @@ import type { Database } from './types.js';
 export type { Database } from './types.js';
 export type Db = Kysely<Database>;
 
+/** The `application_name` of each replica's listening connection (visible in pg_stat_activity). */
+export const LISTENER_APPLICATION_NAME = 'trellis-listener';
+
 /** The database of one deployment, either embedded (PGlite) or a PostgreSQL server. */
 export interface DatabaseHandle {
   readonly db: Db;
   readonly kind: 'pglite' | 'postgres';
   /** Sends a notification to every replica (including this one) after the current commit. */
   notify(channel: string, payload: string): Promise<void>;
-  /** Calls `onMessage` for each notification on `channel`. */
-  listen(channel: string, onMessage: (payload: string) => void): Promise<void>;
+  /**
+   * Calls `onMessage` for each notification on `channel`. `onGap` is called when notifications may
+   * have been missed: the listening connection was lost, and again once it listens anew.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onGap?: () => void): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -75,29 +81,30 @@ async function openPostgres(connectionString: string): Promise<DatabaseHandle> {
   const pool = new pg.Pool({ connectionString, max: 10, types });
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  let listener: pg.Client | undefined;
-  const handlers = new Map<string, Array<(payload: string) => void>>();
+  const gapHandlers: Array<() => void> = [];
+  const gap = () => {
+    for (const handler of gapHandlers) handler();
+  };
+  const listener = new NotificationListener(
+    () => new pg.Client({ connectionString, application_name: LISTENER_APPLICATION_NAME, keepAlive: true }),
+    (name) => pg.escapeIdentifier(name),
+    { lost: gap, reconnected: gap },
+  );
   return {
     db,
     kind: 'postgres',
     notify: async (channel, payload) => {
       await sql`select pg_notify(${channel}, ${payload})`.execute(db);
     },
-    listen: async (channel, onMessage) => {
-      if (!listener) {
-        listener = new pg.Client({ connectionString });
-        listener.on('error', () => {});
-        listener.on('notification', (msg) => handlers.get(msg.channel)?.forEach((h) => h(msg.payload ?? '')));
-        await listener.connect();
-      }
-      handlers.set(channel, [...(handlers.get(channel) ?? []), onMessage]);
-      await listener.query(`listen ${pg.escapeIdentifier(channel)}`);
+    listen: async (channel, onMessage, onGap) => {
+      if (onGap) gapHandlers.push(onGap);
+      await listener.listen(channel, onMessage);
     },
     ping: async () => {
       await sql`select 1`.execute(db);
     },
     close: async () => {
-      await listener?.end().catch(() => {});
+      await listener.close();
       await db.destroy();
     },
   };

@@ -1,0 +1,172 @@
+import type { Node, Program } from '@babel/types';
+import { GraphQLError, Kind, parse, validate, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { walk, type Finding } from '../platform/ast-walk.js';
+
+/** What a feature's GraphQL documents are checked against. */
+export interface FeatureSchema {
+  /** The schema served at /graphql. */
+  readonly schema: GraphQLSchema;
+  /** The root fields (queries and mutations) generated from the application's tables: the only ones a feature reaches. */
+  readonly applicationFields: ReadonlySet<string>;
+}
+
+/** The functions of '@trellis/runtime' whose first argument is a GraphQL document. */
+const DATA_FUNCTIONS = new Set(['useQuery', 'useMutation', 'graphql']);
+const RUNTIME_MODULE = '@trellis/runtime';
+/** A document of a feature is small; this bounds the parser's work on hostile text. */
+const MAX_TOKENS = 5000;
+const LISTED_NAMES = 12;
+
+interface FoundDocument {
+  text: string;
+  /** The string or template literal holding it. */
+  node: Node;
+}
+
+/**
+ * Checks every GraphQL document the feature passes to useQuery, useMutation or graphql from
+ * '@trellis/runtime' (a string, a template without `${}`, or a `const` holding one) against the
+ * application's schema: syntax, unknown operations, fields, arguments and types, wrong argument
+ * types, and builder operations, which a feature never reaches. Each finding points at the line and
+ * column in the feature's code and names what exists instead.
+ *
+ * @example checkFeatureDocuments(program, featureSchema) // [{ code: 'GRAPHQL_INVALID', message: 'Cannot query field "tasks" on type "Query". …', line: 5, column: 22 }]
+ */
+export function checkFeatureDocuments(program: Program, featureSchema: FeatureSchema): Finding[] {
+  return featureDocuments(program).flatMap((document) => checkDocument(document, featureSchema));
+}
+
+function featureDocuments(program: Program): FoundDocument[] {
+  const { functions, namespaces } = runtimeImports(program);
+  if (functions.size === 0 && namespaces.size === 0) return [];
+  const constants = new Map<string, Node>();
+  const calls: Node[] = [];
+  walk(program, ({ node }) => {
+    if (node.type === 'VariableDeclaration' && node.kind === 'const') {
+      for (const declarator of node.declarations) {
+        if (declarator.id.type === 'Identifier' && declarator.init && literalText(declarator.init) !== undefined) constants.set(declarator.id.name, declarator.init);
+      }
+    }
+    if (node.type === 'CallExpression' && isDataFunction(node.callee, functions, namespaces)) calls.push(node);
+  });
+  const documents: FoundDocument[] = [];
+  for (const call of calls) {
+    if (call.type !== 'CallExpression') continue;
+    const [argument] = call.arguments;
+    const node = argument?.type === 'Identifier' ? constants.get(argument.name) : argument;
+    const text = node ? literalText(node) : undefined;
+    if (node && text !== undefined) documents.push({ text, node });
+  }
+  return documents;
+}
+
+function runtimeImports(program: Program): { functions: Set<string>; namespaces: Set<string> } {
+  const functions = new Set<string>();
+  const namespaces = new Set<string>();
+  for (const statement of program.body) {
+    if (statement.type !== 'ImportDeclaration' || statement.source.value !== RUNTIME_MODULE) continue;
+    for (const specifier of statement.specifiers) {
+      if (specifier.type === 'ImportNamespaceSpecifier') namespaces.add(specifier.local.name);
+      if (specifier.type !== 'ImportSpecifier') continue;
+      const imported = specifier.imported.type === 'Identifier' ? specifier.imported.name : specifier.imported.value;
+      if (DATA_FUNCTIONS.has(imported)) functions.add(specifier.local.name);
+    }
+  }
+  return { functions, namespaces };
+}
+
+function isDataFunction(callee: Node, functions: Set<string>, namespaces: Set<string>): boolean {
+  if (callee.type === 'Identifier') return functions.has(callee.name);
+  return (
+    callee.type === 'MemberExpression' &&
+    callee.object.type === 'Identifier' &&
+    namespaces.has(callee.object.name) &&
+    callee.property.type === 'Identifier' &&
+    !callee.computed &&
+    DATA_FUNCTIONS.has(callee.property.name)
+  );
+}
+
+/** The text of a string literal or of a template literal without `${}`. */
+function literalText(node: Node): string | undefined {
+  if (node.type === 'StringLiteral') return node.value;
+  if (node.type === 'TemplateLiteral' && node.expressions.length === 0) return node.quasis[0]?.value.cooked ?? undefined;
+  return undefined;
+}
+
+function checkDocument({ text, node }: FoundDocument, featureSchema: FeatureSchema): Finding[] {
+  let document: DocumentNode;
+  try {
+    document = parse(text, { maxTokens: MAX_TOKENS, noLocation: false });
+  } catch (error) {
+    const syntax = error instanceof GraphQLError ? error : undefined;
+    return [at(node, syntax?.locations?.[0], 'GRAPHQL_SYNTAX', String(syntax?.message ?? error).replace(/^Syntax Error: /, 'GraphQL syntax error: '))];
+  }
+  const invalid = validate(featureSchema.schema, document);
+  if (invalid.length > 0) return invalid.map((error) => at(node, error.locations?.[0], 'GRAPHQL_INVALID', withHint(error, featureSchema)));
+  return builderOperations(document, featureSchema).map(({ name, location }) =>
+    at(
+      node,
+      location,
+      'GRAPHQL_BUILDER_OPERATION',
+      `"${name}" is a builder operation: features reach only the application's generated operations.${namesHint(featureSchema)}`,
+    ),
+  );
+}
+
+/** Root fields of the document's operations that are not generated from a table (inline fragments included). */
+function builderOperations(document: DocumentNode, { applicationFields }: FeatureSchema): { name: string; location: GraphQLLocation | undefined }[] {
+  const found: { name: string; location: GraphQLLocation | undefined }[] = [];
+  const visit = (selectionSet: SelectionSetNode) => {
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet);
+      if (selection.kind !== Kind.FIELD || selection.name.value.startsWith('__') || applicationFields.has(selection.name.value)) continue;
+      found.push({ name: selection.name.value, location: selection.loc ? { line: selection.loc.startToken.line, column: selection.loc.startToken.column } : undefined });
+    }
+  };
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION) visit(definition.selectionSet);
+  }
+  return found;
+}
+
+/**
+ * The error's message with what exists instead, when it is about a field that does not exist: at
+ * the root, the application's operations (graphql-js would suggest builder operations too).
+ */
+function withHint(error: GraphQLError, featureSchema: FeatureSchema): string {
+  const field = /^(Cannot query field "[^"]*" on type "([^"]*)"\.)/.exec(error.message);
+  if (!field) return error.message;
+  const typeName = field[2]!;
+  if (typeName === 'Query' || typeName === 'Mutation') return `${field[1]}${namesHint(featureSchema)}`;
+  if (/Did you mean/.test(error.message)) return error.message;
+  const type = featureSchema.schema.getType(typeName);
+  if (!type || !('getFields' in type)) return error.message;
+  return `${error.message} Fields of ${typeName}: ${listed(Object.keys(type.getFields()))}.`;
+}
+
+function namesHint({ applicationFields }: FeatureSchema): string {
+  return applicationFields.size === 0
+    ? ' The application has no tables yet: create one first (create_table).'
+    : ` The application's operations: ${listed([...applicationFields])}.`;
+}
+
+function listed(names: string[]): string {
+  return names.length <= LISTED_NAMES ? names.join(', ') : `${names.slice(0, LISTED_NAMES).join(', ')}, … (${names.length - LISTED_NAMES} more)`;
+}
+
+interface GraphQLLocation {
+  line: number;
+  column: number;
+}
+
+/** A finding at `location` inside the document held by the literal `node` (1-based, as in the feature's code). */
+function at(node: Node, location: GraphQLLocation | undefined, code: string, message: string): Finding {
+  const start = node.loc?.start;
+  if (!start) return { code, message };
+  if (!location) return { code, message, line: start.line, column: start.column + 1 };
+  // The document starts one character after the literal's opening quote or backtick.
+  return location.line === 1
+    ? { code, message, line: start.line, column: start.column + 1 + location.column }
+    : { code, message, line: start.line + location.line - 1, column: location.column };
+}

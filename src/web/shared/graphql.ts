@@ -1,0 +1,50 @@
+// A small client for POST /graphql with the session's bearer token.
+import { clearSession, loadSession } from './session.js';
+
+/** A GraphQL error as the server sends it (extensions.code / extensions.status). */
+export interface GraphQLErrorBody {
+  message: string;
+  path?: (string | number)[];
+  extensions?: { code?: string; status?: number; details?: Record<string, unknown> } & Record<string, unknown>;
+}
+
+/** Thrown when the session is missing or the server no longer accepts it (401). */
+export class SessionExpiredError extends Error {
+  constructor() {
+    super('Your session has ended. Sign in again.');
+    this.name = 'SessionExpiredError';
+  }
+}
+
+/** Thrown for an answer with errors; `errors` keeps each one with its code. */
+export class GraphQLRequestError extends Error {
+  constructor(readonly errors: GraphQLErrorBody[], readonly status: number) {
+    super(errors.map((e) => e.message).join('\n') || `GraphQL request failed (HTTP ${status})`);
+    this.name = 'GraphQLRequestError';
+  }
+
+  get code(): string | undefined {
+    return this.errors[0]?.extensions?.code;
+  }
+}
+
+/** Runs a GraphQL document as the signed-in user and returns `data`, or throws. */
+export async function graphql<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const session = loadSession();
+  if (!session) throw new SessionExpiredError();
+  const response = await fetch('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${session.token}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  if (response.status === 401) {
+    clearSession();
+    throw new SessionExpiredError();
+  }
+  const body = (await response.json().catch(() => ({}))) as { data?: T; errors?: GraphQLErrorBody[]; error?: { message?: string } };
+  if (body.errors?.length) throw new GraphQLRequestError(body.errors, response.status);
+  if (!response.ok || !body.data) {
+    throw new GraphQLRequestError([{ message: body.error?.message ?? `GraphQL request failed (HTTP ${response.status})` }], response.status);
+  }
+  return body.data;
+}
