@@ -1,5 +1,5 @@
-// Bundles the web pages (src/web/) for the browser into dist/web/<page>/, one esbuild build per page.
-// Each page lists its entry points; a page whose entries do not exist yet is skipped.
+// Bundles the web pages (src/web/) for the browser into dist/web/<page>/, one esbuild build per page,
+// and writes each page's index.html. A page whose entry does not exist yet is skipped.
 import { build } from 'esbuild';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -8,27 +8,54 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const web = join(root, 'src', 'web');
 
-/** The pages and their entry points (name -> source file), relative to src/web/. */
+/**
+ * The pages: entry (relative to src/web/), title, and format. The designer and the shell are ES
+ * modules split into chunks (the editor is loaded where it is used); the feature frame is one
+ * classic script, because its opaque origin would make a module script a cross-origin request.
+ */
 export const WEB_PAGES = {
-  // The designer (GET /): one entry; the editor is a separate chunk loaded where it is used.
-  designer: { main: 'designer/main.tsx' },
+  designer: { entry: 'designer/main.tsx', title: 'Trellis designer', format: 'esm' },
+  app: { entry: 'app/main.ts', title: 'Application', format: 'esm' },
+  frame: { entry: 'frame/main.tsx', title: 'Feature', format: 'iife' },
 };
+
+/** The index.html of a page: its stylesheet and script under /web/<page>/. */
+function indexHtml(page, { title, format }, hasCss) {
+  const base = `/web/${page}`;
+  return [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${title}</title>`,
+    hasCss ? `<link rel="stylesheet" href="${base}/main.css">` : '',
+    format === 'esm' ? `<script type="module" src="${base}/main.js"></script>` : `<script src="${base}/main.js" defer></script>`,
+    '</head>',
+    '<body><div id="root"></div></body>',
+    '</html>',
+    '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
 
 /** Builds every page into dist/web/<page>/ (staged beside it, then renamed into place). */
 export async function buildWeb() {
-  for (const [page, entries] of Object.entries(WEB_PAGES)) {
-    const entryPoints = Object.fromEntries(Object.entries(entries).map(([name, file]) => [name, join(web, file)]));
-    if (!Object.values(entryPoints).every((file) => existsSync(file))) continue;
+  for (const [page, options] of Object.entries(WEB_PAGES)) {
+    const entry = join(web, options.entry);
+    if (!existsSync(entry)) continue;
     const target = join(root, 'dist', 'web', page);
     const staging = `${target}.staging-${process.pid}`;
     rmSync(staging, { recursive: true, force: true });
     mkdirSync(staging, { recursive: true });
+    const esm = options.format === 'esm';
     const result = await build({
-      entryPoints,
+      entryPoints: { main: entry },
       outdir: staging,
       bundle: true,
-      splitting: true,
-      format: 'esm',
+      splitting: esm,
+      format: options.format,
       platform: 'browser',
       target: ['chrome120', 'firefox120', 'safari17'],
       jsx: 'automatic',
@@ -42,7 +69,15 @@ export async function buildWeb() {
       logLevel: 'warning',
     });
     writeFileSync(join(staging, 'meta.json'), JSON.stringify(result.metafile));
+    writeFileSync(join(staging, 'index.html'), indexHtml(page, options, existsSync(join(staging, 'main.css'))));
     rmSync(target, { recursive: true, force: true });
     renameSync(staging, target);
   }
+}
+
+/** The files a built page must have; build.mjs rebuilds when one is missing or older than src/. */
+export function webOutputs() {
+  return Object.entries(WEB_PAGES)
+    .filter(([, options]) => existsSync(join(web, options.entry)))
+    .flatMap(([page]) => [join(root, 'dist', 'web', page, 'main.js'), join(root, 'dist', 'web', page, 'index.html')]);
 }

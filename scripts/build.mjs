@@ -1,6 +1,6 @@
 // Bundles src/ into dist/main.js, the sandbox's worker thread into dist/sandbox-worker.js and the web pages into dist/web/. With --if-needed it does nothing when dist is newer than src.
 import { build } from 'esbuild';
-import { buildWeb, WEB_PAGES } from './build-web.mjs';
+import { buildWeb, webOutputs } from './build-web.mjs';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,17 +47,4 @@ export async function buildIfNeeded({ force = false } = {}) {
   rmSync(staging, { recursive: true, force: true });
   await buildWeb();
   return true;
-}
-
-/** The main file of every web page whose sources exist. */
-function webOutputs() {
-  return Object.entries(WEB_PAGES).flatMap(([page, pageEntries]) =>
-    Object.entries(pageEntries)
-      .filter(([, file]) => existsSync(join(root, 'src', 'web', file)))
-      .map(([name]) => join(root, 'dist', 'web', page, `${name}.js`)),
-  );
-}
-
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  await buildIfNeeded({ force: !process.argv.includes('--if-needed') });
 }

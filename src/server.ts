@@ -11,6 +11,7 @@ import { registerTokenRoute } from './http/token-route.js';
 import { registerCliRoute } from './http/cli-route.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerWebhookRoute } from './http/webhook-route.js';
+import { registerWebRoutes } from './http/web-routes.js';
 import { ChangeBus } from './platform/change-bus.js';
 import { SecretBox } from './platform/crypto.js';
 import type { PlatformContext } from './platform/context.js';
@@ -163,6 +164,7 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
   registerGraphQLRoute(app, services);
   registerMcpRoute(app, services, { requestsPerMinute: services.ctx.config.mcpRateLimit });
   registerWebhookRoute(app, services);
+  registerWebRoutes(app);
   if (cliToken) registerCliRoute(app, services, cliToken);
   return app;
 }

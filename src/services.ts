@@ -4,6 +4,7 @@ import { ApplicationService } from './application/service.js';
 import { McpAuditBatcher } from './audit/batcher.js';
 import { McpAuditService } from './audit/service.js';
 import { EnvVarService } from './envvars/service.js';
+import { AppPageService } from './features/app-page.js';
 import { FeatureService } from './features/service.js';
 import { GraphQLSchemaProvider } from './graphql/schema-provider.js';
 import { HookService } from './hooks/service.js';
@@ -23,6 +24,8 @@ export interface Services {
   readonly auth: Authenticator;
   readonly application: ApplicationService;
   readonly features: FeatureService;
+  /** The application page: what a user's role sees, and that code compiled for the browser. */
+  readonly appPage: AppPageService;
   readonly hooks: HookService;
   readonly keys: KeyService;
   readonly integrations: IntegrationService;
@@ -44,11 +47,13 @@ export interface Services {
 export function createServices(ctx: PlatformContext): Services {
   const access = new AccessService(ctx);
   const integrations = new IntegrationService(ctx);
+  const application = new ApplicationService(ctx);
   const services: Services = {
     ctx,
     access,
     auth: new Authenticator(ctx, access, integrations),
-    application: new ApplicationService(ctx),
+    application,
+    appPage: new AppPageService(ctx, application),
     features: new FeatureService(ctx, () => services.graphql.featureSchema()),
     hooks: new HookService(ctx),
     keys: new KeyService(ctx),

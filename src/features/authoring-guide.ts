@@ -20,6 +20,7 @@ const RUNTIME_RULES = [
   'Export the page component as default: export default function Page() { ... }. It must be a plain (not async) function or arrow function.',
   'Import only from the allowed modules, by their exact names; dynamic import() and require() are not available.',
   "Read and write data only through the application's GraphQL API: useQuery(), useMutation() or graphql() from '@trellis/runtime'. fetch, XMLHttpRequest, WebSocket, EventSource and navigator.sendBeacon are blocked.",
+  "The runtime's shapes: useQuery(query, variables?) returns { data, loading, error, refetch }; useMutation(mutation) returns [mutate, { data, loading, error }] where mutate(variables) resolves to data and rejects with the server's message (a beforeSave hook's message included); graphql(query, variables?) resolves to data. Form's onSubmit(values, event) receives the named fields' values as strings; Table takes rows and columns [{ key, header, render? }]; Input and Select take a label.",
   "Get the signed-in user from useCurrentUser() and move between pages with navigate('/feature/<feature_id>'); document.cookie and window.open are blocked.",
   'Keep state in React state or in tables; localStorage, sessionStorage and indexedDB are blocked.',
   'eval, Function, setTimeout/setInterval with a string, dangerouslySetInnerHTML and <script> elements are rejected, also when reached through window, globalThis or self.',

@@ -114,12 +114,24 @@ function checkDocument({ text, node }: FoundDocument, featureSchema: FeatureSche
   );
 }
 
-/** Root fields of the document's operations that are not generated from a table (inline fragments included). */
-function builderOperations(document: DocumentNode, { applicationFields }: FeatureSchema): { name: string; location: GraphQLLocation | undefined }[] {
+/**
+ * Root fields of the document's operations that are not generated from a table, reached directly,
+ * through inline fragments or through fragment spreads (each fragment visited once).
+ */
+export function builderOperations(document: DocumentNode, { applicationFields }: Pick<FeatureSchema, 'applicationFields'>): { name: string; location: GraphQLLocation | undefined }[] {
   const found: { name: string; location: GraphQLLocation | undefined }[] = [];
+  const fragments = new Map(document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition] as const] : [])));
+  const visited = new Set<string>();
   const visit = (selectionSet: SelectionSetNode) => {
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet);
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const fragment = fragments.get(selection.name.value);
+        if (fragment && !visited.has(fragment.name.value)) {
+          visited.add(fragment.name.value);
+          visit(fragment.selectionSet);
+        }
+      }
       if (selection.kind !== Kind.FIELD || selection.name.value.startsWith('__') || applicationFields.has(selection.name.value)) continue;
       found.push({ name: selection.name.value, location: selection.loc ? { line: selection.loc.startToken.line, column: selection.loc.startToken.column } : undefined });
     }

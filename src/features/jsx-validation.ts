@@ -18,32 +18,11 @@ import {
 } from '../platform/ast-walk.js';
 import { checkFeatureDocuments, type FeatureSchema } from './graphql-documents.js';
 import { FEATURE_CODE_MAX_BYTES } from './schema.js';
+import { ALLOWED_FEATURE_MODULES } from './modules.js';
 
 export type { CodeValidation, Finding } from '../platform/ast-walk.js';
 
-/** A module feature code may import; `exports`, when given, is the complete list of its names. */
-export type AllowedModule = {
-  name: string;
-  description: string;
-  exports?: readonly string[];
-};
-
-/** The only modules feature code may import (exact names, no subpaths). */
-export const ALLOWED_FEATURE_MODULES: readonly AllowedModule[] = [
-  { name: 'react', description: 'React hooks and helpers: useState, useEffect, useMemo, useCallback, useRef, useReducer, Fragment' },
-  {
-    name: '@trellis/runtime',
-    description: "The application runtime: read and write data through the app's GraphQL API, navigate, get the signed-in user",
-    exports: ['useQuery', 'useMutation', 'graphql', 'navigate', 'useCurrentUser'],
-  },
-  {
-    name: '@trellis/ui',
-    description: 'Components styled with the application theme',
-    exports: ['Button', 'Card', 'Table', 'Input', 'Select', 'Stack', 'Text', 'Heading', 'Badge', 'Modal', 'Form'],
-  },
-  { name: 'date-fns', description: 'Date formatting and arithmetic: format, parseISO, addDays, differenceInDays, ...' },
-  { name: 'lodash-es', description: 'Collection and object helpers: groupBy, sortBy, debounce, ...' },
-];
+export { ALLOWED_FEATURE_MODULES, type AllowedModule } from './modules.js';
 
 const MODULES = new Map(ALLOWED_FEATURE_MODULES.map((module) => [module.name, module]));
 const MODULE_LIST = ALLOWED_FEATURE_MODULES.map((module) => module.name).join(', ');

@@ -12,6 +12,7 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import type { Principal } from '../access/permissions.js';
+import { builderOperations } from '../features/graphql-documents.js';
 import { bearerToken } from '../http/auth.js';
 import { TrellisError, toTrellisError, unauthenticated } from '../platform/errors.js';
 import { parseInput } from '../platform/validation.js';
@@ -27,6 +28,8 @@ const requestBody = z.object({
 });
 
 const DOCUMENT_CACHE_SIZE = 500;
+/** Set by the application page on the calls it relays from a feature's frame. */
+export const FEATURE_HEADER = 'x-trellis-feature';
 const VALIDATION_RULES = [...specifiedRules, ...queryLimitRules];
 
 /**
@@ -64,6 +67,16 @@ export function registerGraphQLRoute(app: FastifyInstance, services: Services): 
     if (!('kind' in document)) return sendErrors(reply, 400, document.map((e) => e.toJSON()));
     const operation = getOperationAST(document, body.operationName ?? undefined);
     if (!operation) return sendErrors(reply, 400, [{ message: 'No operation matches operationName' }]);
+    if (request.headers[FEATURE_HEADER] !== undefined) {
+      // A call from a feature's frame, relayed by the application page: generated operations only.
+      const builder = builderOperations(document, await services.graphql.featureSchema());
+      if (builder.length) {
+        const names = [...new Set(builder.map((field) => field.name))].map((name) => `"${name}"`).join(', ');
+        return sendErrors(reply, 403, [
+          { message: `${names} ${builder.length > 1 ? 'are builder operations' : 'is a builder operation'}: a feature reaches only the application's generated operations`, extensions: { code: 'FORBIDDEN', status: 403 } },
+        ]);
+      }
+    }
     const context: GraphQLContext = { services, principal };
     const result = (await execute({
       schema: current.schema,

@@ -6,9 +6,10 @@ import { envVarsModule } from './envvars.js';
 import { featuresModule } from './features.js';
 import { hooksModule } from './hooks.js';
 import { integrationsModule } from './integrations.js';
+import { appPageModule } from './app-page.js';
 import { keysModule } from './keys.js';
 import { menusModule } from './menus.js';
 import { tablesModule } from './tables.js';
 
 /** Every part of the builder schema, one module per concern. */
-export const builderModules: readonly GraphQLModule[] = [accessModule, applicationModule, featuresModule, hooksModule, keysModule, integrationsModule, tablesModule, menusModule, envVarsModule, auditModule];
+export const builderModules: readonly GraphQLModule[] = [accessModule, applicationModule, featuresModule, hooksModule, keysModule, integrationsModule, tablesModule, menusModule, envVarsModule, auditModule, appPageModule];

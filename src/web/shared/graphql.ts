@@ -30,21 +30,34 @@ export class GraphQLRequestError extends Error {
 
 /** Runs a GraphQL document as the signed-in user and returns `data`, or throws. */
 export async function graphql<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const { data, errors, status } = await graphqlAnswer<T>(query, variables);
+  if (errors?.length) throw new GraphQLRequestError(errors, status);
+  return data as T;
+}
+
+/**
+ * Runs a GraphQL document as the signed-in user and returns the answer as it came, errors
+ * included (an HTTP error becomes one error); throws only SessionExpiredError. `feature` marks a
+ * call relayed from that feature's frame: the server then allows only generated operations.
+ */
+export async function graphqlAnswer<T = Record<string, unknown>>(
+  query: string,
+  variables: Record<string, unknown> = {},
+  options: { feature?: string } = {},
+): Promise<{ data?: T; errors?: GraphQLErrorBody[]; status: number }> {
   const session = loadSession();
   if (!session) throw new SessionExpiredError();
-  const response = await fetch('/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${session.token}` },
-    body: JSON.stringify({ query, variables }),
-  });
+  const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${session.token}` };
+  if (options.feature) headers['x-trellis-feature'] = options.feature;
+  const response = await fetch('/graphql', { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
   if (response.status === 401) {
     clearSession();
     throw new SessionExpiredError();
   }
-  const body = (await response.json().catch(() => ({}))) as { data?: T; errors?: GraphQLErrorBody[]; error?: { message?: string } };
-  if (body.errors?.length) throw new GraphQLRequestError(body.errors, response.status);
+  const body = (await response.json().catch(() => ({}))) as { data?: T; errors?: GraphQLErrorBody[]; error?: { message?: string; code?: string } };
+  if (body.errors?.length) return { data: body.data, errors: body.errors, status: response.status };
   if (!response.ok || !body.data) {
-    throw new GraphQLRequestError([{ message: body.error?.message ?? `GraphQL request failed (HTTP ${response.status})` }], response.status);
+    return { errors: [{ message: body.error?.message ?? `GraphQL request failed (HTTP ${response.status})`, extensions: { code: body.error?.code, status: response.status } }], status: response.status };
   }
-  return body.data;
+  return { data: body.data, status: response.status };
 }

@@ -1,0 +1,86 @@
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TrellisError } from '../platform/errors.js';
+
+/**
+ * The pages' policy: scripts and styles of this origin only, data through this origin's API,
+ * frames of this origin (the feature frames), never framed by another site.
+ */
+const PAGE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/**
+ * A feature frame's policy (it is also sandboxed without same-origin rights by the page that
+ * embeds it): the frame's own script and the feature code it evaluates, inline styles and data
+ * images, and no network of any kind: no fetch, no form target, no other frame, no base.
+ */
+export const FRAME_CSP = [
+  "default-src 'none'",
+  "script-src 'self' 'unsafe-eval'",
+  "style-src 'unsafe-inline'",
+  'img-src data: blob:',
+  'font-src data:',
+  'media-src data: blob:',
+  "connect-src 'none'",
+  "frame-src 'none'",
+  "worker-src 'none'",
+  "object-src 'none'",
+  "form-action 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'self'",
+].join('; ');
+
+/** dist/web beside the running bundle (dist/main.js), or from the sources under test. */
+function webDirectory(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, 'web'), join(here, '..', '..', 'dist', 'web')];
+  return candidates.find((dir) => existsSync(dir)) ?? candidates[0]!;
+}
+
+/**
+ * The designer (`GET /`), the application page (`GET /app`, `/app/feature/<id>`), the feature
+ * frame (`GET /app/frame`) and their files under `/web/` (built by scripts/build-web.mjs).
+ */
+export function registerWebRoutes(app: FastifyInstance, webDir: string = webDirectory()): void {
+  void app.register(fastifyStatic, {
+    root: webDir,
+    prefix: '/web/',
+    index: false,
+    redirect: false,
+    // Chunks carry a hash in their names and never change; entry files are checked each time.
+    setHeaders: (response, path) => {
+      response.header('x-content-type-options', 'nosniff');
+      response.header('cache-control', path.includes('/chunks/') || path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+    },
+  });
+
+  const page = (name: string, csp: string) => async (_request: unknown, reply: FastifyReply) => {
+    const file = join(webDir, name, 'index.html');
+    if (!existsSync(file)) {
+      throw new TrellisError('UNAVAILABLE', `The ${name} page is not built: run npm run build`);
+    }
+    return reply
+      .header('content-security-policy', csp)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'same-origin')
+      .header('cache-control', 'no-cache')
+      .sendFile('index.html', join(webDir, name));
+  };
+  app.get('/', page('designer', PAGE_CSP));
+  app.get('/app', page('app', PAGE_CSP));
+  app.get('/app/feature/:featureId', page('app', PAGE_CSP));
+  app.get('/app/frame', page('frame', FRAME_CSP));
+}

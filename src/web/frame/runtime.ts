@@ -1,0 +1,129 @@
+// @trellis/runtime inside a feature's frame: data through the host by postMessage, navigation
+// through the host, the signed-in user as the host sent it.
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import type { FrameMessage, FrameUser, HostMessage } from '../shared/frame-protocol.js';
+
+type GraphQLErrors = NonNullable<Extract<HostMessage, { trellis: 'graphql-result' }>['errors']>;
+
+/** A GraphQL answer with errors; `errors` keeps each one with its code. */
+export class GraphQLError extends Error {
+  constructor(readonly errors: GraphQLErrors) {
+    super(errors.map((error) => error.message).join('\n') || 'The request failed');
+    this.name = 'GraphQLError';
+  }
+}
+
+let nextId = 1;
+const pending = new Map<number, { resolve: (data: unknown) => void; reject: (error: Error) => void }>();
+let currentUser: FrameUser | null = null;
+const userListeners = new Set<() => void>();
+
+export function post(message: FrameMessage): void {
+  // The host is the parent; the frame does not know its origin (it has none of its own).
+  window.parent.postMessage(message, '*');
+}
+
+/** Called by the frame for each message from the host. */
+export function receive(message: HostMessage): void {
+  if (message.trellis === 'graphql-result') {
+    const call = pending.get(message.id);
+    if (!call) return;
+    pending.delete(message.id);
+    if (message.errors?.length) call.reject(new GraphQLError(message.errors));
+    else call.resolve(message.data ?? null);
+  } else if (message.trellis === 'render') {
+    currentUser = message.user;
+    userListeners.forEach((listener) => listener());
+  }
+}
+
+/** Runs a query or mutation of the application's API as the signed-in user; resolves to `data`. */
+export function graphql<T = unknown>(query: string, variables?: Record<string, unknown>): Promise<T> {
+  if (typeof query !== 'string' || !query.trim()) return Promise.reject(new Error('graphql() needs a GraphQL document as a string'));
+  const id = nextId++;
+  return new Promise<T>((resolve, reject) => {
+    pending.set(id, { resolve: resolve as (data: unknown) => void, reject });
+    post({ trellis: 'graphql', id, query, ...(variables ? { variables } : {}) });
+  });
+}
+
+/** Opens another page of the application: navigate('/feature/<feature_id>'). */
+export function navigate(path: string): void {
+  post({ trellis: 'navigate', path: String(path) });
+}
+
+/** The signed-in user: { _id, email, name, roleName }. */
+export function useCurrentUser(): FrameUser | null {
+  return useSyncExternalStore(
+    (listener) => {
+      userListeners.add(listener);
+      return () => userListeners.delete(listener);
+    },
+    () => currentUser,
+  );
+}
+
+export interface QueryState<T> {
+  data: T | undefined;
+  loading: boolean;
+  error: Error | undefined;
+  /** Runs the query again (after a mutation, for example); resolves to the new data. */
+  refetch: () => Promise<T | undefined>;
+}
+
+/** Runs the query when the component mounts and whenever the query or its variables change. */
+export function useQuery<T = unknown>(query: string, variables?: Record<string, unknown>): QueryState<T> {
+  const key = JSON.stringify(variables ?? null);
+  const [state, setState] = useState<{ data: T | undefined; loading: boolean; error: Error | undefined }>({ data: undefined, loading: true, error: undefined });
+  const latest = useRef(0);
+  const run = useCallback(async () => {
+    const call = ++latest.current;
+    setState((previous) => ({ ...previous, loading: true }));
+    try {
+      const data = await graphql<T>(query, JSON.parse(key) ?? undefined);
+      if (call === latest.current) setState({ data, loading: false, error: undefined });
+      return data;
+    } catch (error) {
+      if (call === latest.current) setState((previous) => ({ data: previous.data, loading: false, error: error as Error }));
+      return undefined;
+    }
+  }, [query, key]);
+  useEffect(() => {
+    void run();
+  }, [run]);
+  return { ...state, refetch: run };
+}
+
+export interface MutationState<T> {
+  data: T | undefined;
+  loading: boolean;
+  error: Error | undefined;
+}
+
+/**
+ * A mutation to run on demand: `const [save, { loading, error }] = useMutation(DOC)`, then
+ * `await save({ data })` (or `save({ variables: { data } })`); rejects with the server's message.
+ */
+export function useMutation<T = unknown>(mutation: string): [(variables?: Record<string, unknown>) => Promise<T>, MutationState<T>] {
+  const [state, setState] = useState<MutationState<T>>({ data: undefined, loading: false, error: undefined });
+  const mutate = useCallback(
+    async (variables?: Record<string, unknown>) => {
+      const given = variables && Object.keys(variables).length === 1 && isObject(variables.variables) ? variables.variables : variables;
+      setState((previous) => ({ ...previous, loading: true, error: undefined }));
+      try {
+        const data = await graphql<T>(mutation, given);
+        setState({ data, loading: false, error: undefined });
+        return data;
+      } catch (error) {
+        setState({ data: undefined, loading: false, error: error as Error });
+        throw error;
+      }
+    },
+    [mutation],
+  );
+  return [mutate, state];
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,72 @@
+// The host side of a feature's frame, without a framework (the application shell has none): creates
+// the sandboxed iframe, sends it the compiled feature, and relays its data calls to /graphql as the
+// signed-in user, marked as a feature's calls (the server then allows generated operations only).
+import { FEATURE_PATH, type FrameMessage, type FrameUser, type HostMessage } from './frame-protocol.js';
+import { graphqlAnswer, SessionExpiredError } from './graphql.js';
+
+/** The frame document: the same for every feature, under its own CSP (no network, opaque origin). */
+export const FRAME_URL = '/app/frame';
+
+export interface FeatureFrameOptions {
+  featureId: string;
+  title: string;
+  script: string;
+  user: FrameUser;
+  cssVariables: Record<string, string>;
+  /** A feature asked to open another feature: navigate('/feature/<id>'). */
+  onNavigate?: (featureId: string) => void;
+  onSessionExpired?: () => void;
+  onRendered?: () => void;
+  onFailed?: (message: string) => void;
+}
+
+/** Adds a fresh frame running the feature to `container`; `destroy()` removes it and stops relaying. */
+export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameOptions): { destroy(): void } {
+  const iframe = document.createElement('iframe');
+  iframe.className = 'feature-frame';
+  iframe.title = options.title;
+  // Scripts and forms (submit events), nothing else: no same-origin rights, no top navigation, no pop-ups.
+  iframe.setAttribute('sandbox', 'allow-scripts allow-forms');
+  iframe.referrerPolicy = 'no-referrer';
+  iframe.src = FRAME_URL;
+  const send = (message: HostMessage) => iframe.contentWindow?.postMessage(message, '*');
+
+  const onMessage = async (event: MessageEvent<FrameMessage>) => {
+    // Only this frame's messages; its origin is opaque ("null"), so its window identifies it.
+    if (event.source !== iframe.contentWindow || typeof event.data !== 'object' || event.data === null) return;
+    const message = event.data;
+    switch (message.trellis) {
+      case 'ready':
+        return send({ trellis: 'render', featureId: options.featureId, script: options.script, user: options.user, cssVariables: options.cssVariables });
+      case 'rendered':
+        return options.onRendered?.();
+      case 'failed':
+        return options.onFailed?.(String(message.message));
+      case 'navigate': {
+        const target = FEATURE_PATH.exec(String(message.path));
+        if (target) options.onNavigate?.(decodeURIComponent(target[1]!));
+        return;
+      }
+      case 'graphql': {
+        const id = Number(message.id);
+        if (typeof message.query !== 'string') return send({ trellis: 'graphql-result', id, errors: [{ message: 'The query must be a string' }] });
+        const variables = typeof message.variables === 'object' && message.variables !== null ? message.variables : {};
+        try {
+          const answer = await graphqlAnswer(message.query, variables, { feature: options.featureId });
+          return send({ trellis: 'graphql-result', id, ...(answer.data !== undefined ? { data: answer.data } : {}), ...(answer.errors ? { errors: answer.errors } : {}) });
+        } catch (error) {
+          send({ trellis: 'graphql-result', id, errors: [{ message: (error as Error).message, extensions: { code: 'UNAUTHENTICATED' } }] });
+          if (error instanceof SessionExpiredError) options.onSessionExpired?.();
+        }
+      }
+    }
+  };
+  window.addEventListener('message', onMessage);
+  container.append(iframe);
+  return {
+    destroy() {
+      window.removeEventListener('message', onMessage);
+      iframe.remove();
+    },
+  };
+}
