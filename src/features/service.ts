@@ -4,7 +4,7 @@ import { featureRoleIds } from '../access/service.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
 import { assertValidCode } from '../platform/code-edits.js';
-import { applyPatches } from '../platform/code-patches.js';
+import { applyPatches, unifiedDiff } from '../platform/code-patches.js';
 import { sha256Hex } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';
@@ -123,6 +123,24 @@ export class FeatureService {
       .orderBy('version', 'desc')
       .execute();
     return rows.map(toFeatureVersion);
+  }
+
+  /** The unified diff from version `from` to version `to` of a feature (either order). */
+  async versionDiff(principal: Principal, featureRef: string, from: number, to: number): Promise<string> {
+    requirePermission(principal, 'config:read');
+    const id = await resolveNamedRecord(this.ctx.db, 'features', featureRef);
+    const rows = await this.ctx.db
+      .selectFrom('feature_versions')
+      .select(['version', 'custom_code'])
+      .where('feature_id', '=', id)
+      .where('version', 'in', [from, to])
+      .execute();
+    const code = (version: number) => {
+      const row = rows.find((candidate) => candidate.version === version);
+      if (!row) throw notFound(`Version ${version} of feature`, id);
+      return row.custom_code;
+    };
+    return unifiedDiff(`${id}.jsx`, code(from), code(to));
   }
 
   /**

@@ -5,7 +5,8 @@ import type { PlatformContext } from '../platform/context.js';
 import { DEFAULT_CACHE_TTL_MS } from '../platform/read-cache.js';
 import { loadRecordTables } from '../tables/records.js';
 import { builderModules } from './builder/index.js';
-import { recordsModule, type TakenNames } from './records/index.js';
+import { recordsModule, type RecordTypeNames, type TakenNames } from './records/index.js';
+import { assignRecordNames } from './records/names.js';
 import { buildBuilderSchema } from './schema.js';
 
 /** The schema served at `/graphql` and the version that names it (document caches key on it). */
@@ -17,6 +18,8 @@ export interface VersionedSchema {
 interface BuiltSchema extends VersionedSchema {
   /** What the tables looked like when the schema was built. */
   readonly fingerprint: string;
+  /** The generated names of each table's type and operations, by table _id. */
+  readonly recordNames: ReadonlyMap<string, RecordTypeNames>;
 }
 
 /** Configuration changes in a row after which a request takes the schema it has rather than wait again. */
@@ -70,6 +73,12 @@ export class GraphQLSchemaProvider {
     return this.forFeatures.featureSchema;
   }
 
+  /** The generated GraphQL names of a table's type and operations (listOrders, createOrders, ...). */
+  async recordNames(tableId: string): Promise<RecordTypeNames | undefined> {
+    await this.current();
+    return this.built?.recordNames.get(tableId);
+  }
+
   async sdl(): Promise<string> {
     const { schema, version } = await this.current();
     if (this.printed?.version !== version) this.printed = { version, sdl: printSchema(schema) };
@@ -88,7 +97,8 @@ export class GraphQLSchemaProvider {
     if (this.built?.fingerprint !== fingerprint) {
       const tables = await loadRecordTables(this.ctx.db);
       const schema = buildBuilderSchema([...builderModules, recordsModule(tables, this.builderTaken)]);
-      this.built = { schema, version: (this.built?.version ?? 0) + 1, fingerprint };
+      const recordNames = assignRecordNames(tables, this.builderTaken);
+      this.built = { schema, version: (this.built?.version ?? 0) + 1, fingerprint, recordNames };
     }
     this.checked = generation;
     this.checkedAt = startedAt;

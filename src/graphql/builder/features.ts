@@ -33,7 +33,18 @@ const typeDefs = /* GraphQL */ `
     createdAt: DateTime!
   }
 
+  "What a code validator found: valid is false exactly when there is an error. Each finding has code, message, line and column."
+  type CodeValidation {
+    valid: Boolean!
+    errors: [JSON!]!
+    warnings: [JSON!]!
+  }
+
   extend type Query {
+    "Checks feature code without saving or running it (config:read): syntax, imports, runtime rules, GraphQL documents."
+    validateFeatureCode(customCode: String!): CodeValidation!
+    "The unified diff from one saved version of a feature to another."
+    featureVersionDiff(_id: ID!, from: Int!, to: Int!): String!
     "Features whose name or _id contains query (case-insensitive), ordered by name."
     features(query: String): [Feature!]!
     feature(_id: ID!): Feature
@@ -55,6 +66,8 @@ export const featuresModule: GraphQLModule = {
   typeDefs,
   resolvers: {
     Query: {
+      validateFeatureCode: (_s, args, ctx) => ctx.services.features.validateCode(requireUser(ctx), args.customCode),
+      featureVersionDiff: (_s, args, ctx) => ctx.services.features.versionDiff(requireUser(ctx), args._id, args.from, args.to),
       features: (_s, args, ctx) => ctx.services.features.listFeatures(requireUser(ctx), withoutNulls(args)),
       feature: (_s, args, ctx) => ctx.services.features.getFeature(requireUser(ctx), args._id),
       featureVersions: (_s, args, ctx) => ctx.services.features.listFeatureVersions(requireUser(ctx), args._id),

@@ -43,6 +43,8 @@ const typeDefs = /* GraphQL */ `
   }
 
   extend type Query {
+    "Checks hook code without saving or running it (config:read); warnings name unknown tables and environment variables."
+    validateHookCode(content: String!): CodeValidation!
     "Hooks, optionally of one type and/or one table, ordered by name."
     hooks(type: String, tableId: ID): [Hook!]!
     hook(_id: ID!): Hook
@@ -64,6 +66,7 @@ export const hooksModule: GraphQLModule = {
   typeDefs,
   resolvers: {
     Query: {
+      validateHookCode: (_s, args, ctx) => ctx.services.hooks.validateCode(requireUser(ctx), args.content),
       hooks: (_s, args, ctx) => ctx.services.hooks.listHooks(requireUser(ctx), withoutNulls(args) as never),
       hook: (_s, args, ctx) => ctx.services.hooks.getHook(requireUser(ctx), args._id),
       hookRuns: (_s, args, ctx) => ctx.services.hooks.listHookRuns(requireUser(ctx), withoutNulls(args) as never),

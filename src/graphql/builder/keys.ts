@@ -1,3 +1,4 @@
+import { effectiveScopes } from '../../keys/service.js';
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
 
@@ -9,6 +10,8 @@ const typeDefs = /* GraphQL */ `
     "The visible first characters of the key."
     keyPrefix: String!
     scopes: [String!]!
+    "The key's scopes that work now: those its user's role still grants (admin-only ones only while the user is an admin)."
+    effectiveScopes: [String!]!
     expiresAt: DateTime!
     lastUsedAt: DateTime
     revokedAt: DateTime
@@ -37,6 +40,9 @@ const typeDefs = /* GraphQL */ `
 export const keysModule: GraphQLModule = {
   typeDefs,
   resolvers: {
+    McpApiKey: {
+      effectiveScopes: (key, _a, ctx) => [...effectiveScopes((key as { scopes: string[] }).scopes, ctx.principal.permissions)],
+    },
     Query: {
       mcpApiKeys: (_s, _a, ctx) => ctx.services.keys.listMcpApiKeys(requireUser(ctx)),
     },

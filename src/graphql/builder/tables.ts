@@ -16,7 +16,23 @@ const typeDefs = /* GraphQL */ `
   }
 
   "An application table: metadata of a real SQL table of records."
+  "The names of a table's generated GraphQL type and operations."
+  type RecordOperations {
+    type: String!
+    input: String!
+    filter: String!
+    sort: String!
+    sortField: String!
+    list: String!
+    get: String!
+    create: String!
+    update: String!
+    delete: String!
+  }
+
   type AppTable {
+    "The generated GraphQL operations of the table's records."
+    operations: RecordOperations
     _id: ID!
     name: String!
     description: String!
@@ -58,6 +74,9 @@ const typeDefs = /* GraphQL */ `
 export const tablesModule: GraphQLModule = {
   typeDefs,
   resolvers: {
+    AppTable: {
+      operations: (table, _a, ctx) => ctx.services.graphql.recordNames((table as { _id: string })._id),
+    },
     Query: {
       tables: (_s, _a, ctx) => ctx.services.tables.listTables(requireUser(ctx)),
       table: (_s, args, ctx) => ctx.services.tables.getTable(requireUser(ctx), args._id),

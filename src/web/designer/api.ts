@@ -1,0 +1,83 @@
+// The designer's access to the builder GraphQL: every section runs its documents through `useApi`,
+// which reports an ended session to the page (the page asks to sign in again and keeps its state).
+import { createContext, useCallback, useContext, useEffect, useRef, useState } from 'react';
+import { graphql, GraphQLRequestError, SessionExpiredError } from '../shared/graphql.js';
+
+export interface Me {
+  _id: string;
+  email: string;
+  name: string;
+  roleName: string;
+  isOwner: boolean;
+}
+
+export interface DesignerContextValue {
+  me: Me;
+  /** Effective permissions of the signed-in user (every permission for an admin). */
+  permissions: ReadonlySet<string>;
+  isAdmin: boolean;
+  appName: string;
+  /** Runs a builder GraphQL document; throws GraphQLRequestError, or SessionExpiredError after telling the page. */
+  run: <T = any>(query: string, variables?: Record<string, unknown>) => Promise<T>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** Shows a short message at the bottom of the page. */
+  toast: (message: string) => void;
+  refreshApp: () => void;
+}
+
+export const DesignerContext = createContext<DesignerContextValue | null>(null);
+
+export function useDesigner(): DesignerContextValue {
+  const value = useContext(DesignerContext);
+  if (!value) throw new Error('useDesigner outside the designer');
+  return value;
+}
+
+/** Wraps graphql() so that an ended session calls `onExpired` before the error reaches the caller. */
+export function makeRun(onExpired: () => void) {
+  return async <T,>(query: string, variables: Record<string, unknown> = {}): Promise<T> => {
+    try {
+      return await graphql<T>(query, variables);
+    } catch (error) {
+      if (error instanceof SessionExpiredError) onExpired();
+      throw error;
+    }
+  };
+}
+
+/** The message to show for a failed call. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof GraphQLRequestError) return error.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The errors of a failed call by field (`details.field`), for showing them beside the field. */
+export function fieldErrors(error: unknown): Record<string, string> {
+  if (!(error instanceof GraphQLRequestError)) return {};
+  const out: Record<string, string> = {};
+  for (const e of error.errors) {
+    const field = e.extensions?.details?.field;
+    if (typeof field === 'string') out[field] = e.message;
+  }
+  return out;
+}
+
+/** Loads data when the dependencies change; `reload()` loads again. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | null; loading: boolean; reload: () => void } {
+  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({ data: undefined, error: null, loading: true });
+  const [tick, setTick] = useState(0);
+  const loader = useRef(load);
+  loader.current = load;
+  useEffect(() => {
+    let live = true;
+    setState((previous) => ({ ...previous, loading: true }));
+    loader
+      .current()
+      .then((data) => live && setState({ data, error: null, loading: false }))
+      .catch((error) => live && setState((previous) => ({ data: previous.data, error: errorMessage(error), loading: false })));
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { ...state, reload };
+}

@@ -1,0 +1,152 @@
+// Small building blocks shared by the designer's sections.
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
+
+export function SectionHeader({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="section-header">
+      <h1>{title}</h1>
+      <div className="row">{children}</div>
+    </div>
+  );
+}
+
+export function ErrorText({ error }: { error: string | null | undefined }) {
+  if (!error) return null;
+  return (
+    <p className="error" role="alert">
+      {error}
+    </p>
+  );
+}
+
+export function Loading({ what = 'Loading…' }: { what?: string }) {
+  return (
+    <p className="muted" aria-busy="true">
+      {what}
+    </p>
+  );
+}
+
+/** A labelled input; `error` shows below it and marks it invalid. */
+export function TextField({
+  label,
+  value,
+  onChange,
+  error,
+  type = 'text',
+  hint,
+  ...rest
+}: { label: string; value: string; onChange: (value: string) => void; error?: string; type?: string; hint?: string } & Omit<React.InputHTMLAttributes<HTMLInputElement>, 'onChange' | 'value'>) {
+  const id = useId();
+  return (
+    <label className="field">
+      <span>{label}</span>
+      <input type={type} value={value} onChange={(event) => onChange(event.target.value)} aria-invalid={error ? true : undefined} aria-describedby={error ? id : undefined} {...rest} />
+      {hint ? <small className="muted">{hint}</small> : null}
+      {error ? (
+        <small id={id} className="error">
+          {error}
+        </small>
+      ) : null}
+    </label>
+  );
+}
+
+export function SelectField({ label, value, onChange, options, ...rest }: { label: string; value: string; onChange: (value: string) => void; options: { value: string; label: string }[] } & Omit<React.SelectHTMLAttributes<HTMLSelectElement>, 'onChange' | 'value'>) {
+  return (
+    <label className="field">
+      <span>{label}</span>
+      <select value={value} onChange={(event) => onChange(event.target.value)} {...rest}>
+        {options.map((option) => (
+          <option key={option.value} value={option.value}>
+            {option.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** Copies `text` to the clipboard; says "Copied" for a moment. */
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+        } catch {
+          // Without clipboard access (an insecure origin), select-and-copy by hand still works.
+        }
+        setCopied(true);
+        setTimeout(() => setCopied(false), 1500);
+      }}
+    >
+      {copied ? 'Copied' : label}
+    </button>
+  );
+}
+
+/** A secret shown exactly once, with a copy button and the warning that it will not be shown again. */
+export function ShownOnce({ label, value }: { label: string; value: string }) {
+  return (
+    <div className="shown-once">
+      <span className="label">{label}</span>
+      <div className="row">
+        <code className="secret" aria-label={label}>
+          {value}
+        </code>
+        <CopyButton text={value} label={`Copy ${label}`} />
+      </div>
+    </div>
+  );
+}
+
+/** A button that asks before doing something that cannot be undone. */
+export function ConfirmButton({ label, question, onConfirm, disabled }: { label: string; question: string; onConfirm: () => void | Promise<void>; disabled?: boolean }) {
+  const [asking, setAsking] = useState(false);
+  const confirm = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) confirm.current?.focus();
+  }, [asking]);
+  if (!asking) {
+    return (
+      <button type="button" className="danger" disabled={disabled} onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  }
+  return (
+    <span className="confirm" role="group" aria-label={question}>
+      <span>{question}</span>
+      <button
+        ref={confirm}
+        type="button"
+        className="danger"
+        onClick={async () => {
+          setAsking(false);
+          await onConfirm();
+        }}
+      >
+        Yes, {label.toLowerCase()}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}
+
+export function formatTime(value: string | null | undefined): string {
+  if (!value) return '—';
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? value : date.toLocaleString();
+}
+
+/** Data of a table cell as text. */
+export function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
