@@ -15,7 +15,6 @@ const typeDefs = /* GraphQL */ `
     description: String!
   }
 
-  "An application table: metadata of a real SQL table of records."
   "The names of a table's generated GraphQL type and operations."
   type RecordOperations {
     type: String!
@@ -30,14 +29,15 @@ const typeDefs = /* GraphQL */ `
     delete: String!
   }
 
+  "An application table: metadata of a real SQL table of records."
   type AppTable {
-    "The generated GraphQL operations of the table's records."
-    operations: RecordOperations
     _id: ID!
     name: String!
     description: String!
     "Fields in position order."
     fields: [AppField!]!
+    "The generated GraphQL operations of the table's records."
+    operations: RecordOperations
     createdAt: DateTime!
     updatedAt: DateTime!
   }

@@ -1,5 +1,388 @@
-import { SectionHeader } from '../components.js';
+// Features: list with search, the JSX editor with the validator's findings inline, draft and
+// published, versions with their diff, restore, and a preview of the code in the editor.
+import { lazy, Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
+import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import { ConfirmButton, ErrorText, formatTime, Loading, SectionHeader, SelectField, TextField } from '../components.js';
+import type { Finding } from '../editor.js';
+import { navigate } from '../main.js';
+import { FeaturePreview } from '../preview.js';
 
-export default function Section(_props: { id?: string }) {
-  return <SectionHeader title="Features" />;
+const CodeEditor = lazy(() => import('../editor.js'));
+
+interface FeatureSummary {
+  _id: string;
+  name: string;
+  status: string;
+  version: number;
+  publishedVersion: number | null;
+}
+
+interface Feature extends FeatureSummary {
+  description: string;
+  customCode: string;
+  updatedAt: string;
+}
+
+interface Version {
+  version: number;
+  status: string;
+  customCode: string;
+  createdAt: string;
+  authorId: string | null;
+}
+
+const FEATURE_FIELDS = '_id name description customCode status version publishedVersion updatedAt';
+const STARTER = `import { Card, Heading, Text } from '@trellis/ui';
+
+export default function Page() {
+  return (
+    <Card>
+      <Heading>New page</Heading>
+      <Text>Write the page here.</Text>
+    </Card>
+  );
+}
+`;
+
+export default function FeaturesSection({ id }: { id?: string }) {
+  const { run, permissions } = useDesigner();
+  const [search, setSearch] = useState('');
+  const list = useLoad(() => run<{ features: FeatureSummary[] }>(`query($q: String) { features(query: $q) { _id name status version publishedVersion } }`, { q: search || null }), [search]);
+  const canWrite = permissions.has('features:write');
+  return (
+    <>
+      <SectionHeader title="Features">{canWrite ? <NewFeature onCreated={(created) => (list.reload(), navigate('features', created))} /> : null}</SectionHeader>
+      <div className="split">
+        <div className="stack">
+          <label className="field">
+            <span>Search features</span>
+            <input type="search" value={search} onChange={(event) => setSearch(event.target.value)} />
+          </label>
+          <ErrorText error={list.error} />
+          {list.data ? (
+            list.data.features.length ? (
+              <ul className="list" aria-label="Features">
+                {list.data.features.map((feature) => (
+                  <li key={feature._id}>
+                    <a href={`#/features/${encodeURIComponent(feature._id)}`} aria-current={feature._id === id ? 'true' : undefined}>
+                      {feature.name} <StatusPill feature={feature} />
+                      <small>{feature._id}</small>
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <p className="muted">{search ? 'No feature matches.' : 'No feature yet.'}</p>
+            )
+          ) : (
+            <Loading />
+          )}
+        </div>
+        {id ? <FeatureEditor key={id} id={id} onChanged={list.reload} /> : <p className="muted">Choose a feature, or create one.</p>}
+      </div>
+    </>
+  );
+}
+
+function StatusPill({ feature }: { feature: FeatureSummary }) {
+  return feature.publishedVersion !== null ? (
+    <span className="pill published">published v{feature.publishedVersion}</span>
+  ) : (
+    <span className="pill draft">draft</span>
+  );
+}
+
+function NewFeature({ onCreated }: { onCreated: (id: string) => void }) {
+  const { run } = useDesigner();
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  if (!open) {
+    return (
+      <button type="button" className="primary" onClick={() => setOpen(true)}>
+        New feature
+      </button>
+    );
+  }
+  async function create(event: FormEvent) {
+    event.preventDefault();
+    try {
+      const { createFeature } = await run<{ createFeature: { _id: string } }>(`mutation($name: String!, $code: String!) { createFeature(name: $name, customCode: $code) { _id } }`, { name, code: STARTER });
+      setOpen(false);
+      setName('');
+      onCreated(createFeature._id);
+    } catch (failure) {
+      setError(errorMessage(failure));
+    }
+  }
+  return (
+    <form className="row" onSubmit={create} aria-label="New feature">
+      <TextField label="Name of the new feature" value={name} onChange={setName} required />
+      <button type="submit" className="primary">
+        Create
+      </button>
+      <button type="button" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      <ErrorText error={error} />
+    </form>
+  );
+}
+
+function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void }) {
+  const { run, permissions, toast } = useDesigner();
+  const loaded = useLoad(() => run<{ feature: Feature | null }>(`query($id: ID!) { feature(_id: $id) { ${FEATURE_FIELDS} } }`, { id }), [id]);
+  const [draft, setDraft] = useState<{ name: string; description: string; code: string } | null>(null);
+  const [findings, setFindings] = useState<{ errors: Finding[]; warnings: Finding[] } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [saving, setSaving] = useState(false);
+  const [previewCode, setPreviewCode] = useState<string | null>(null);
+  const [versionsTick, setVersionsTick] = useState(0);
+  const feature = loaded.data?.feature;
+
+  useEffect(() => {
+    if (feature && !draft) setDraft({ name: feature.name, description: feature.description, code: feature.customCode });
+  }, [feature, draft]);
+
+  const validate = useCallback(
+    async (code: string) => {
+      const { validateFeatureCode } = await run<{ validateFeatureCode: { errors: Finding[]; warnings: Finding[] } }>(`query($code: String!) { validateFeatureCode(customCode: $code) { errors warnings } }`, { code });
+      setFindings(validateFeatureCode);
+      return validateFeatureCode;
+    },
+    [run],
+  );
+
+  if (loaded.error) return <ErrorText error={loaded.error} />;
+  if (!loaded.data) return <Loading />;
+  if (!feature) return <p role="alert">The feature '{id}' does not exist.</p>;
+  if (!draft) return <Loading />;
+  const canWrite = permissions.has('features:write');
+  const unsaved = draft.code !== feature.customCode || draft.name !== feature.name || draft.description !== feature.description;
+
+  async function save(status: 'draft' | 'published') {
+    if (!draft || !feature) return;
+    setSaving(true);
+    setError(null);
+    setErrors({});
+    try {
+      const { updateFeature } = await run<{ updateFeature: Feature }>(
+        `mutation($id: ID!, $name: String, $description: String, $code: String, $status: String) { updateFeature(_id: $id, name: $name, description: $description, customCode: $code, status: $status) { ${FEATURE_FIELDS} } }`,
+        { id: feature._id, name: draft.name, description: draft.description, code: draft.code, status },
+      );
+      loaded.reload();
+      setDraft({ name: updateFeature.name, description: updateFeature.description, code: updateFeature.customCode });
+      setVersionsTick((t) => t + 1);
+      onChanged();
+      toast(status === 'published' ? `Published version ${updateFeature.publishedVersion}` : `Saved version ${updateFeature.version} as a draft`);
+    } catch (failure) {
+      setError(errorMessage(failure));
+      setErrors(fieldErrors(failure));
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  return (
+    <article className="stack" aria-label={`Feature ${feature.name}`}>
+      <div className="row">
+        <h2 style={{ margin: 0 }}>{feature.name}</h2>
+        <StatusPill feature={feature} />
+        <span className="muted">
+          version {feature.version} · saved {formatTime(feature.updatedAt)}
+        </span>
+      </div>
+      <div className="grid-2">
+        <TextField label="Name" value={draft.name} onChange={(name) => setDraft({ ...draft, name })} error={errors.name} disabled={!canWrite} />
+        <TextField label="Description" value={draft.description} onChange={(description) => setDraft({ ...draft, description })} error={errors.description} disabled={!canWrite} />
+      </div>
+      <div>
+        <span className="field-label" id={`code-${feature._id}`}>
+          Code (JSX)
+        </span>
+        <Suspense fallback={<Loading what="Loading the editor…" />}>
+          <CodeEditor value={draft.code} onChange={(code) => setDraft((current) => current && { ...current, code })} jsx label="Feature code" validate={validate} />
+        </Suspense>
+        <Findings findings={findings} />
+      </div>
+      <ErrorText error={error} />
+      <div className="row">
+        {canWrite ? (
+          <>
+            <button type="button" onClick={() => void save('draft')} disabled={saving}>
+              Save draft
+            </button>
+            <button type="button" className="primary" onClick={() => void save('published')} disabled={saving || (findings?.errors.length ?? 0) > 0}>
+              Publish
+            </button>
+          </>
+        ) : (
+          <span className="muted">Your role can read features but not change them.</span>
+        )}
+        <button type="button" onClick={() => setPreviewCode(previewCode === null ? draft.code : null)} aria-expanded={previewCode !== null}>
+          {previewCode === null ? 'Preview' : 'Close preview'}
+        </button>
+        {previewCode !== null && previewCode !== draft.code ? (
+          <button type="button" onClick={() => setPreviewCode(draft.code)}>
+            Refresh preview
+          </button>
+        ) : null}
+        {unsaved ? <span className="muted">Unsaved changes</span> : null}
+        {permissions.has('config:delete') ? (
+          <ConfirmButton
+            label="Delete"
+            question={`Delete the feature ${feature.name}?`}
+            onConfirm={async () => {
+              try {
+                await run(`mutation($id: ID!) { deleteFeature(_id: $id, confirm: true) }`, { id: feature._id });
+                onChanged();
+                navigate('features');
+              } catch (failure) {
+                setError(errorMessage(failure));
+              }
+            }}
+          />
+        ) : null}
+      </div>
+      {previewCode !== null ? <FeaturePreview featureId={feature._id} code={previewCode} /> : null}
+      <Versions
+        key={versionsTick}
+        featureId={feature._id}
+        canRestore={canWrite}
+        onRestore={async (version) => {
+          try {
+            const { updateFeature } = await run<{ updateFeature: Feature }>(`mutation($id: ID!, $code: String!) { updateFeature(_id: $id, customCode: $code) { ${FEATURE_FIELDS} } }`, {
+              id: feature._id,
+              code: version.customCode,
+            });
+            loaded.reload();
+            setDraft({ name: updateFeature.name, description: updateFeature.description, code: updateFeature.customCode });
+            setVersionsTick((t) => t + 1);
+            onChanged();
+            toast(`Restored version ${version.version} as version ${updateFeature.version}`);
+          } catch (failure) {
+            setError(errorMessage(failure));
+          }
+        }}
+      />
+    </article>
+  );
+}
+
+function Findings({ findings }: { findings: { errors: Finding[]; warnings: Finding[] } | null }) {
+  if (!findings) return null;
+  const { errors, warnings } = findings;
+  if (!errors.length && !warnings.length) return <p className="muted" role="status">No problems found.</p>;
+  return (
+    <div role="status">
+      <p className="muted">
+        {errors.length} {errors.length === 1 ? 'error' : 'errors'}, {warnings.length} {warnings.length === 1 ? 'warning' : 'warnings'}
+      </p>
+      <ul className="findings" aria-label="Problems in the code">
+        {errors.map((finding, index) => (
+          <li key={`e${index}`} className="error-item">
+            Error{finding.line ? ` (line ${finding.line})` : ''}: {finding.message}
+          </li>
+        ))}
+        {warnings.map((finding, index) => (
+          <li key={`w${index}`} className="warning-item">
+            Warning{finding.line ? ` (line ${finding.line})` : ''}: {finding.message}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function Versions({ featureId, canRestore, onRestore }: { featureId: string; canRestore: boolean; onRestore: (version: Version) => Promise<void> }) {
+  const { run } = useDesigner();
+  const versions = useLoad(() => run<{ featureVersions: Version[] }>(`query($id: ID!) { featureVersions(_id: $id) { version status customCode createdAt authorId } }`, { id: featureId }), [featureId]);
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const [diff, setDiff] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const list = versions.data?.featureVersions ?? [];
+  useEffect(() => {
+    if (list.length >= 2 && !from) {
+      setFrom(String(list[1]!.version));
+      setTo(String(list[0]!.version));
+    }
+  }, [list, from]);
+  const options = list.map((version) => ({ value: String(version.version), label: `Version ${version.version} (${version.status})` }));
+  return (
+    <section aria-labelledby="versions-title">
+      <h3 id="versions-title">Version history</h3>
+      <ErrorText error={versions.error ?? error} />
+      <div className="scroll-x">
+        <table className="grid">
+          <thead>
+            <tr>
+              <th scope="col">Version</th>
+              <th scope="col">Status</th>
+              <th scope="col">Saved</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((version) => (
+              <tr key={version.version}>
+                <td>{version.version}</td>
+                <td>{version.status}</td>
+                <td>{formatTime(version.createdAt)}</td>
+                <td>
+                  {canRestore ? (
+                    <button type="button" onClick={() => void onRestore(version)} aria-label={`Restore version ${version.version}`}>
+                      Restore
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {list.length >= 2 ? (
+        <form
+          className="row"
+          aria-label="Compare versions"
+          onSubmit={async (event) => {
+            event.preventDefault();
+            setError(null);
+            try {
+              const { featureVersionDiff } = await run<{ featureVersionDiff: string }>(`query($id: ID!, $from: Int!, $to: Int!) { featureVersionDiff(_id: $id, from: $from, to: $to) }`, {
+                id: featureId,
+                from: Number(from),
+                to: Number(to),
+              });
+              setDiff(featureVersionDiff);
+            } catch (failure) {
+              setError(errorMessage(failure));
+            }
+          }}
+        >
+          <SelectField label="From version" value={from} onChange={setFrom} options={options} />
+          <SelectField label="To version" value={to} onChange={setTo} options={options} />
+          <button type="submit">Show diff</button>
+        </form>
+      ) : null}
+      {diff !== null ? <DiffView diff={diff} /> : null}
+    </section>
+  );
+}
+
+export function DiffView({ diff }: { diff: string }) {
+  if (!diff) return <p className="muted">The two versions have the same code.</p>;
+  return (
+    <pre className="diff" aria-label="Differences">
+      {diff.split('\n').map((line, index) => (
+        <span key={index} className={line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : undefined}>
+          {line}
+          {'\n'}
+        </span>
+      ))}
+    </pre>
+  );
 }

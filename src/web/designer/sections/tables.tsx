@@ -1,5 +1,483 @@
-import { SectionHeader } from '../components.js';
+// Tables: tables and their fields (create, add a field, change name and description) and a record
+// browser per table on the generated GraphQL: filter, sort, paging, create, edit, delete; a hook's
+// refusal is shown on the form.
+import { useState, type FormEvent } from 'react';
+import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import { cellText, ConfirmButton, ErrorText, Loading, SectionHeader, SelectField, TextField } from '../components.js';
+import { navigate } from '../main.js';
 
-export default function Section(_props: { id?: string }) {
-  return <SectionHeader title="Tables" />;
+interface Field {
+  _id: string;
+  name: string;
+  type: string;
+  required: boolean;
+  unique: boolean;
+  referenceTableId: string | null;
+  description: string;
+}
+
+interface Operations {
+  type: string;
+  input: string;
+  filter: string;
+  sort: string;
+  list: string;
+  create: string;
+  update: string;
+  delete: string;
+}
+
+interface Table {
+  _id: string;
+  name: string;
+  description: string;
+  fields: Field[];
+  operations: Operations | null;
+}
+
+const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'datetime', 'json', 'reference', 'multi-reference'];
+const TABLE_FIELDS = '_id name description fields { _id name type required unique referenceTableId description } operations { type input filter sort list create update delete }';
+const PAGE_SIZE = 20;
+
+export default function TablesSection({ id }: { id?: string }) {
+  const { run, permissions } = useDesigner();
+  const tables = useLoad(() => run<{ tables: Table[] }>(`{ tables { ${TABLE_FIELDS} } }`), []);
+  const table = tables.data?.tables.find((candidate) => candidate._id === id);
+  return (
+    <>
+      <SectionHeader title="Tables">{permissions.has('tables:write') ? <NewTable onCreated={(created) => (tables.reload(), navigate('tables', created))} /> : null}</SectionHeader>
+      <div className="split">
+        <div>
+          <ErrorText error={tables.error} />
+          {tables.data ? (
+            tables.data.tables.length ? (
+              <ul className="list" aria-label="Tables">
+                {tables.data.tables.map((candidate) => (
+                  <li key={candidate._id}>
+                    <a href={`#/tables/${encodeURIComponent(candidate._id)}`} aria-current={candidate._id === id ? 'true' : undefined}>
+                      {candidate.name}
+                      <small>{candidate.fields.length} fields</small>
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <p className="muted">No table yet.</p>
+            )
+          ) : (
+            <Loading />
+          )}
+        </div>
+        {table ? <TableDetail key={table._id} table={table} tables={tables.data!.tables} onChanged={tables.reload} /> : <p className="muted">{id && tables.data ? `The table '${id}' does not exist.` : 'Choose a table, or create one.'}</p>}
+      </div>
+    </>
+  );
+}
+
+function NewTable({ onCreated }: { onCreated: (id: string) => void }) {
+  const { run } = useDesigner();
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  if (!open) {
+    return (
+      <button type="button" className="primary" onClick={() => setOpen(true)}>
+        New table
+      </button>
+    );
+  }
+  async function create(event: FormEvent) {
+    event.preventDefault();
+    try {
+      const { createTable } = await run<{ createTable: { _id: string } }>(`mutation($name: String!, $description: String) { createTable(name: $name, description: $description) { _id } }`, { name, description });
+      setOpen(false);
+      onCreated(createTable._id);
+    } catch (failure) {
+      setError(errorMessage(failure));
+    }
+  }
+  return (
+    <form className="panel" onSubmit={create} aria-label="New table">
+      <TextField label="Name of the new table" value={name} onChange={setName} required />
+      <TextField label="Description" value={description} onChange={setDescription} />
+      <ErrorText error={error} />
+      <div className="row">
+        <button type="submit" className="primary">
+          Create
+        </button>
+        <button type="button" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function TableDetail({ table, tables, onChanged }: { table: Table; tables: Table[]; onChanged: () => void }) {
+  const { permissions } = useDesigner();
+  const canWrite = permissions.has('tables:write');
+  return (
+    <article className="stack" aria-label={`Table ${table.name}`}>
+      <h2 style={{ margin: 0 }}>{table.name}</h2>
+      {canWrite ? <TableMetadata table={table} onChanged={onChanged} /> : table.description ? <p>{table.description}</p> : null}
+      <section aria-labelledby="fields-title">
+        <h3 id="fields-title">Fields</h3>
+        <div className="scroll-x">
+          <table className="grid">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Required</th>
+                <th scope="col">Unique</th>
+                <th scope="col">Description</th>
+              </tr>
+            </thead>
+            <tbody>
+              {table.fields.map((field) => (
+                <tr key={field._id}>
+                  <td>{field.name}</td>
+                  <td>
+                    {field.type}
+                    {field.referenceTableId ? ` → ${tables.find((t) => t._id === field.referenceTableId)?.name ?? field.referenceTableId}` : ''}
+                  </td>
+                  <td>{field.required ? 'Yes' : 'No'}</td>
+                  <td>{field.unique ? 'Yes' : 'No'}</td>
+                  <td>{field.description}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {canWrite ? <AddField table={table} tables={tables} onAdded={onChanged} /> : null}
+      </section>
+      {table.operations && table.fields.length ? <Records table={table} operations={table.operations} /> : <p className="muted">Add a field to browse and create records.</p>}
+    </article>
+  );
+}
+
+function TableMetadata({ table, onChanged }: { table: Table; onChanged: () => void }) {
+  const { run, toast } = useDesigner();
+  const [name, setName] = useState(table.name);
+  const [description, setDescription] = useState(table.description);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <form
+      className="row"
+      aria-label="Table name and description"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setError(null);
+        try {
+          await run(`mutation($id: ID!, $name: String, $description: String) { updateTable(_id: $id, name: $name, description: $description) { _id } }`, { id: table._id, name, description });
+          toast('Table saved');
+          onChanged();
+        } catch (failure) {
+          setError(errorMessage(failure));
+        }
+      }}
+    >
+      <TextField label="Table name" value={name} onChange={setName} />
+      <TextField label="Table description" value={description} onChange={setDescription} />
+      <button type="submit" disabled={name === table.name && description === table.description}>
+        Save table
+      </button>
+      <ErrorText error={error} />
+    </form>
+  );
+}
+
+function AddField({ table, tables, onAdded }: { table: Table; tables: Table[]; onAdded: () => void }) {
+  const { run, toast } = useDesigner();
+  const [field, setField] = useState({ name: '', type: 'text', required: false, unique: false, referenceTableId: '', description: '' });
+  const [error, setError] = useState<string | null>(null);
+  const isReference = field.type === 'reference' || field.type === 'multi-reference';
+  async function add(event: FormEvent) {
+    event.preventDefault();
+    setError(null);
+    try {
+      await run(`mutation($tableId: ID!, $field: AppFieldInput!) { addTableField(tableId: $tableId, field: $field) { _id } }`, {
+        tableId: table._id,
+        field: { name: field.name, type: field.type, required: field.required, unique: field.unique, description: field.description, ...(isReference ? { referenceTableId: field.referenceTableId || tables[0]?._id } : {}) },
+      });
+      toast(`Field ${field.name} added`);
+      setField({ ...field, name: '', description: '' });
+      onAdded();
+    } catch (failure) {
+      setError(errorMessage(failure));
+    }
+  }
+  return (
+    <form className="panel" onSubmit={add} aria-label="Add a field">
+      <div className="grid-2">
+        <TextField label="Field name" value={field.name} onChange={(name) => setField({ ...field, name })} required />
+        <SelectField label="Field type" value={field.type} onChange={(type) => setField({ ...field, type })} options={FIELD_TYPES.map((type) => ({ value: type, label: type }))} />
+        {isReference ? (
+          <SelectField
+            label="Referenced table"
+            value={field.referenceTableId || tables[0]?._id || ''}
+            onChange={(referenceTableId) => setField({ ...field, referenceTableId })}
+            options={tables.map((t) => ({ value: t._id, label: t.name }))}
+          />
+        ) : null}
+        <TextField label="Field description" value={field.description} onChange={(description) => setField({ ...field, description })} />
+      </div>
+      <div className="row">
+        <label className="check">
+          <input type="checkbox" checked={field.required} onChange={(event) => setField({ ...field, required: event.target.checked })} /> Required
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={field.unique} onChange={(event) => setField({ ...field, unique: event.target.checked })} /> Unique
+        </label>
+        <button type="submit">Add field</button>
+      </div>
+      <ErrorText error={error} />
+    </form>
+  );
+}
+
+type RecordRow = Record<string, unknown> & { _id: string };
+
+/** A form value as the field's GraphQL type expects it; '' means no value. */
+function toValue(field: Field, text: string): unknown {
+  if (text === '') return null;
+  switch (field.type) {
+    case 'number':
+      return Number(text);
+    case 'boolean':
+      return text === 'true';
+    case 'json':
+      return JSON.parse(text);
+    case 'multi-reference':
+      return text.split(',').map((part) => part.trim()).filter(Boolean);
+    default:
+      return text;
+  }
+}
+
+function toText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value.join(', ');
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function Records({ table, operations }: { table: Table; operations: Operations }) {
+  const { run } = useDesigner();
+  const [filter, setFilter] = useState({ field: table.fields[0]!.name, operator: 'eq', value: '' });
+  const [applied, setApplied] = useState<Record<string, unknown> | null>(null);
+  const [sort, setSort] = useState({ field: '_createdAt', direction: 'DESC' });
+  const [offset, setOffset] = useState(0);
+  const [editing, setEditing] = useState<RecordRow | 'new' | null>(null);
+  const columns = table.fields.map((field) => field.name);
+  const sortable = ['_createdAt', '_updatedAt', ...table.fields.filter((field) => !['json', 'multi-reference'].includes(field.type)).map((field) => field.name)];
+  const records = useLoad(
+    () =>
+      run<Record<string, { items: RecordRow[]; total: number }>>(
+        `query($filter: ${operations.filter}, $sort: [${operations.sort}!], $limit: Int, $offset: Int) { page: ${operations.list}(filter: $filter, sort: $sort, limit: $limit, offset: $offset) { total items { _id ${columns.join(' ')} } } }`,
+        { filter: applied, sort: [sort], limit: PAGE_SIZE, offset },
+      ),
+    [table._id, JSON.stringify(applied), sort.field, sort.direction, offset],
+  );
+  const page = records.data?.page;
+  const [actionError, setActionError] = useState<string | null>(null);
+  const filterField = table.fields.find((field) => field.name === filter.field) ?? table.fields[0]!;
+
+  return (
+    <section aria-labelledby="records-title" className="stack">
+      <div className="row">
+        <h3 id="records-title" style={{ margin: 0 }}>
+          Records
+        </h3>
+        <button type="button" className="primary" onClick={() => setEditing('new')}>
+          New record
+        </button>
+      </div>
+      <form
+        className="row"
+        aria-label="Filter records"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setOffset(0);
+          try {
+            const value = filter.operator === 'isNull' ? true : filter.operator === 'contains' && filterField.type === 'text' ? filter.value : toValue(filterField, filter.value);
+            setApplied(filter.value === '' && filter.operator !== 'isNull' ? null : { [filter.field]: { [filter.operator]: value } });
+          } catch {
+            setApplied(null);
+          }
+        }}
+      >
+        <SelectField label="Filter field" value={filter.field} onChange={(field) => setFilter({ ...filter, field })} options={table.fields.map((field) => ({ value: field.name, label: field.name }))} />
+        <SelectField
+          label="Condition"
+          value={filter.operator}
+          onChange={(operator) => setFilter({ ...filter, operator })}
+          options={[
+            { value: 'eq', label: 'equals' },
+            { value: 'contains', label: 'contains' },
+            { value: 'gt', label: 'greater than' },
+            { value: 'lt', label: 'less than' },
+            { value: 'isNull', label: 'is empty' },
+          ]}
+        />
+        <TextField label="Value" value={filter.value} onChange={(value) => setFilter({ ...filter, value })} />
+        <button type="submit">Apply filter</button>
+        {applied ? (
+          <button
+            type="button"
+            onClick={() => {
+              setApplied(null);
+              setFilter({ ...filter, value: '' });
+            }}
+          >
+            Clear filter
+          </button>
+        ) : null}
+        <SelectField label="Sort by" value={sort.field} onChange={(field) => setSort({ ...sort, field })} options={sortable.map((name) => ({ value: name, label: name }))} />
+        <SelectField label="Order" value={sort.direction} onChange={(direction) => setSort({ ...sort, direction })} options={[{ value: 'ASC', label: 'ascending' }, { value: 'DESC', label: 'descending' }]} />
+      </form>
+      <ErrorText error={records.error ?? actionError} />
+      {editing ? <RecordForm table={table} operations={operations} record={editing === 'new' ? null : editing} onDone={(saved) => (setEditing(null), saved && records.reload())} /> : null}
+      {!page ? (
+        <Loading />
+      ) : (
+        <>
+          <p className="muted" role="status">
+            {page.total} {page.total === 1 ? 'record' : 'records'}
+            {page.total > PAGE_SIZE ? ` · ${offset + 1}–${Math.min(offset + PAGE_SIZE, page.total)}` : ''}
+          </p>
+          <div className="scroll-x">
+            <table className="grid" aria-label={`Records of ${table.name}`}>
+              <thead>
+                <tr>
+                  {columns.map((column) => (
+                    <th key={column} scope="col">
+                      {column}
+                    </th>
+                  ))}
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.items.map((record) => (
+                  <tr key={record._id}>
+                    {columns.map((column) => (
+                      <td key={column}>{cellText(record[column])}</td>
+                    ))}
+                    <td>
+                      <div className="row">
+                        <button type="button" onClick={() => setEditing(record)} aria-label={`Edit record ${record._id}`}>
+                          Edit
+                        </button>
+                        <ConfirmButton
+                          label="Delete"
+                          question="Delete this record?"
+                          onConfirm={async () => {
+                            setActionError(null);
+                            try {
+                              await run(`mutation($id: ID!) { ${operations.delete}(Id: $id) }`, { id: record._id });
+                              records.reload();
+                            } catch (failure) {
+                              setActionError(errorMessage(failure));
+                            }
+                          }}
+                        />
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <div className="row">
+            <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
+              Previous page
+            </button>
+            <button type="button" disabled={offset + PAGE_SIZE >= page.total} onClick={() => setOffset(offset + PAGE_SIZE)}>
+              Next page
+            </button>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
+function RecordForm({ table, operations, record, onDone }: { table: Table; operations: Operations; record: RecordRow | null; onDone: (saved: boolean) => void }) {
+  const { run, toast } = useDesigner();
+  const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(table.fields.map((field) => [field.name, toText(record?.[field.name])])));
+  const [error, setError] = useState<string | null>(null);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  async function save(event: FormEvent) {
+    event.preventDefault();
+    setError(null);
+    setErrors({});
+    let data: Record<string, unknown>;
+    try {
+      data = Object.fromEntries(
+        table.fields
+          .filter((field) => record || values[field.name] !== '')
+          .map((field) => [field.name, toValue(field, values[field.name] ?? '')]),
+      );
+    } catch {
+      setError('A JSON field does not hold valid JSON.');
+      return;
+    }
+    try {
+      if (record) await run(`mutation($id: ID!, $data: ${operations.input}!) { ${operations.update}(Id: $id, data: $data) { _id } }`, { id: record._id, data });
+      else await run(`mutation($data: ${operations.input}!) { ${operations.create}(data: $data) { _id } }`, { data });
+      toast(record ? 'Record saved' : 'Record created');
+      onDone(true);
+    } catch (failure) {
+      const byField = Object.fromEntries(Object.entries(fieldErrors(failure)).map(([name, message]) => [name.replace(/^data\./, ''), message]));
+      setErrors(byField);
+      setError(errorMessage(failure));
+    }
+  }
+  return (
+    <form className="panel" onSubmit={save} aria-label={record ? 'Edit record' : 'New record'}>
+      <h4 style={{ marginTop: 0 }}>{record ? 'Edit record' : 'New record'}</h4>
+      <div className="grid-2">
+        {table.fields.map((field) =>
+          field.type === 'boolean' ? (
+            <SelectField
+              key={field._id}
+              label={field.name}
+              value={values[field.name] ?? ''}
+              onChange={(value) => setValues({ ...values, [field.name]: value })}
+              options={[
+                { value: '', label: '(empty)' },
+                { value: 'true', label: 'Yes' },
+                { value: 'false', label: 'No' },
+              ]}
+            />
+          ) : (
+            <TextField
+              key={field._id}
+              label={field.name}
+              type={field.type === 'number' ? 'number' : field.type === 'date' ? 'date' : 'text'}
+              step={field.type === 'number' ? 'any' : undefined}
+              value={values[field.name] ?? ''}
+              onChange={(value) => setValues({ ...values, [field.name]: value })}
+              required={field.required && !record}
+              error={errors[field.name]}
+              hint={field.type === 'multi-reference' ? 'Ids separated by commas' : field.type === 'json' ? 'JSON' : field.type === 'datetime' ? 'ISO 8601, e.g. 2026-01-31T12:00:00Z' : undefined}
+            />
+          ),
+        )}
+      </div>
+      <ErrorText error={error} />
+      <div className="row">
+        <button type="submit" className="primary">
+          {record ? 'Save record' : 'Create record'}
+        </button>
+        <button type="button" onClick={() => onDone(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
 }
