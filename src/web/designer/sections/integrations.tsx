@@ -1,5 +1,153 @@
-import { SectionHeader } from '../components.js';
+// Integrations > API Keys (admin only): client credentials that external systems exchange at
+// POST /api/auth/token for an access token to the application's generated operations.
+import { useState, type FormEvent } from 'react';
+import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import { ConfirmButton, ErrorText, Loading, SectionHeader, ShownOnce, TextField, formatTime } from '../components.js';
 
-export default function Section(_props: { id?: string }) {
-  return <SectionHeader title="Integrations" />;
+interface IntegrationKey {
+  _id: string;
+  name: string;
+  clientId: string;
+  createdAt: string;
+}
+
+interface Created {
+  name: string;
+  clientId: string;
+  apiKey: string;
+}
+
+const LOAD = `query IntegrationKeys { integrationKeys { _id name clientId createdAt } }`;
+const CREATE = `mutation CreateIntegrationKey($name: String!) { createIntegrationKey(name: $name) { clientId apiKey integration { name } } }`;
+const DELETE = `mutation DeleteIntegrationKey($clientId: String!) { deleteIntegrationKey(clientId: $clientId) }`;
+
+export default function IntegrationsSection(_props: { id?: string }) {
+  const { run } = useDesigner();
+  const { data, error, loading, reload } = useLoad(() => run<{ integrationKeys: IntegrationKey[] }>(LOAD), []);
+  // The new secret lives only in this state: gone when dismissed or when the page is left.
+  const [created, setCreated] = useState<Created | null>(null);
+
+  return (
+    <div className="stack">
+      <SectionHeader title="Integrations" />
+      <section className="stack" aria-labelledby="api-keys-title">
+        <h2 id="api-keys-title">API Keys</h2>
+        <p className="muted">
+          An external system exchanges its client ID and API key at <code>POST /api/auth/token</code> for an access token to the application&apos;s data.
+        </p>
+        {created ? (
+          <CreatedKey created={created} onDone={() => setCreated(null)} />
+        ) : (
+          <CreateKeyForm
+            onCreated={(next) => {
+              setCreated(next);
+              reload();
+            }}
+          />
+        )}
+        <ErrorText error={error} />
+        {data ? <KeyTable keys={data.integrationKeys} onDeleted={reload} /> : loading ? <Loading /> : null}
+      </section>
+    </div>
+  );
+}
+
+function CreateKeyForm({ onCreated }: { onCreated: (created: Created) => void }) {
+  const { run } = useDesigner();
+  const [name, setName] = useState('');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function create(event: FormEvent) {
+    event.preventDefault();
+    if (!name.trim()) return setErrors({ name: 'Enter a name.' });
+    setErrors({});
+    setError(null);
+    setBusy(true);
+    try {
+      const { createIntegrationKey } = await run<{ createIntegrationKey: { clientId: string; apiKey: string; integration: { name: string } } }>(CREATE, { name: name.trim() });
+      setName('');
+      onCreated({ name: createIntegrationKey.integration.name, clientId: createIntegrationKey.clientId, apiKey: createIntegrationKey.apiKey });
+    } catch (failure) {
+      setErrors(fieldErrors(failure));
+      setError(errorMessage(failure));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <form className="panel" onSubmit={create} aria-labelledby="create-integration-title" noValidate>
+      <h3 id="create-integration-title">Create an API key</h3>
+      <TextField label="Name" value={name} onChange={setName} error={errors.name} hint="Which system uses it, e.g. Billing." required />
+      <ErrorText error={error} />
+      <button type="submit" className="primary" disabled={busy}>
+        Create API key
+      </button>
+    </form>
+  );
+}
+
+function CreatedKey({ created, onDone }: { created: Created; onDone: () => void }) {
+  return (
+    <section className="panel" aria-labelledby="created-integration-title">
+      <h3 id="created-integration-title">API key {created.name} created</h3>
+      <p className="notice">Copy the API key now: it will not be shown again.</p>
+      <ShownOnce label="Client ID" value={created.clientId} />
+      <ShownOnce label="API key" value={created.apiKey} />
+      <button type="button" className="primary" onClick={onDone}>
+        I have copied it
+      </button>
+    </section>
+  );
+}
+
+function KeyTable({ keys, onDeleted }: { keys: IntegrationKey[]; onDeleted: () => void }) {
+  const { run, toast } = useDesigner();
+  const [error, setError] = useState<string | null>(null);
+  if (!keys.length) return <p className="muted">No API keys yet.</p>;
+  return (
+    <div>
+      <ErrorText error={error} />
+      <div className="scroll-x">
+        <table className="grid">
+          <caption className="sr-only">Integration API keys</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Client ID</th>
+              <th scope="col">Created</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((key) => (
+              <tr key={key._id}>
+                <td>{key.name}</td>
+                <td>
+                  <code>{key.clientId}</code>
+                </td>
+                <td>{formatTime(key.createdAt)}</td>
+                <td>
+                  <ConfirmButton
+                    label="Delete"
+                    question={`Delete ${key.name}? Its access tokens stop working at once.`}
+                    onConfirm={async () => {
+                      setError(null);
+                      try {
+                        await run(DELETE, { clientId: key.clientId });
+                        toast(`API key ${key.name} deleted`);
+                        onDeleted();
+                      } catch (failure) {
+                        setError(`${key.name}: ${errorMessage(failure)}`);
+                      }
+                    }}
+                  />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
 }
