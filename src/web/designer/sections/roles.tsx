@@ -1,5 +1,320 @@
-import { SectionHeader } from '../components.js';
+// Roles: what each role may do, and which features each role sees on the application page.
+import { useState, type FormEvent } from 'react';
+import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import { ConfirmButton, ErrorText, Loading, SectionHeader, TextField } from '../components.js';
 
-export default function Section(_props: { id?: string }) {
-  return <SectionHeader title="Roles" />;
+interface Role {
+  _id: string;
+  name: string;
+  description: string;
+  permissions: string[];
+  builtin: boolean;
+}
+
+interface Feature {
+  _id: string;
+  name: string;
+  roleIds: string[];
+}
+
+/** Every role permission: the scopes of src/access/permissions.ts (same order), then admin and ai_designer. */
+const PERMISSIONS = ['config:read', 'features:write', 'tables:write', 'menus:write', 'hooks:write', 'roles:write', 'env:write', 'config:delete', 'admin', 'ai_designer'];
+
+const LOAD = `query Roles { roles { _id name description permissions builtin } features { _id name roleIds } }`;
+const CREATE = `mutation CreateRole($name: String!, $description: String, $permissions: [String!]) {
+  createRole(name: $name, description: $description, permissions: $permissions) { _id }
+}`;
+const UPDATE = `mutation UpdateRole($id: ID!, $permissions: [String!]) { updateRole(_id: $id, permissions: $permissions) { _id } }`;
+const DELETE = `mutation DeleteRole($id: ID!) { deleteRole(_id: $id) }`;
+const GRANT = `mutation Grant($featureId: ID!, $roleIds: [ID!]!) { grantFeatureAccess(featureId: $featureId, roleIds: $roleIds) }`;
+const REVOKE = `mutation Revoke($featureId: ID!, $roleIds: [ID!]!) { revokeFeatureAccess(featureId: $featureId, roleIds: $roleIds) }`;
+
+export default function RolesSection(_props: { id?: string }) {
+  const { run, permissions, isAdmin } = useDesigner();
+  const { data, error, loading, reload } = useLoad(() => run<{ roles: Role[]; features: Feature[] }>(LOAD), []);
+  // The server lets roles:write holders change feature access, but creating, changing and
+  // deleting roles needs the admin permission; offering those to others would only fail.
+  const canGrant = permissions.has('roles:write');
+  const canManage = canGrant && isAdmin;
+
+  if (!data) return loading ? <Loading /> : <ErrorText error={error} />;
+  return (
+    <div className="stack">
+      <SectionHeader title="Roles" />
+      <ErrorText error={error} />
+      {canGrant ? null : <p className="notice">You can see the roles; changing them or their feature access needs the roles:write permission.</p>}
+      {canGrant && !canManage ? <p className="notice">Only admins can create, change or delete roles; you can change which features each role sees.</p> : null}
+      <RoleTable roles={data.roles} canManage={canManage} onChanged={reload} />
+      {canManage ? <CreateRoleForm onCreated={reload} /> : null}
+      <FeatureAccess roles={data.roles} features={data.features} canGrant={canGrant} />
+    </div>
+  );
+}
+
+function RoleTable({ roles, canManage, onChanged }: { roles: Role[]; canManage: boolean; onChanged: () => void }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  return (
+    <section aria-labelledby="roles-list-title">
+      <h2 id="roles-list-title">All roles</h2>
+      <div className="scroll-x">
+        <table className="grid">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Description</th>
+              <th scope="col">Permissions</th>
+              {canManage ? <th scope="col">Actions</th> : null}
+            </tr>
+          </thead>
+          <tbody>
+            {roles.map((role) => (
+              <tr key={role._id}>
+                <td>
+                  {role.name} {role.builtin ? <span className="pill">built-in</span> : null}
+                </td>
+                <td>{role.description || <span className="muted">—</span>}</td>
+                <td>
+                  {editing === role._id ? (
+                    <EditPermissions
+                      role={role}
+                      onDone={() => {
+                        setEditing(null);
+                        onChanged();
+                      }}
+                      onCancel={() => setEditing(null)}
+                    />
+                  ) : (
+                    <PermissionPills permissions={role.permissions} />
+                  )}
+                </td>
+                {canManage ? (
+                  <td>
+                    {role.builtin ? (
+                      <span className="muted">Built-in roles cannot be changed or deleted.</span>
+                    ) : editing === role._id ? null : (
+                      <RoleActions role={role} onEdit={() => setEditing(role._id)} onDeleted={onChanged} />
+                    )}
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+function PermissionPills({ permissions }: { permissions: string[] }) {
+  if (!permissions.length) return <span className="muted">None</span>;
+  return (
+    <span className="row">
+      {permissions.map((permission) => (
+        <span key={permission} className="pill">
+          {permission}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+function RoleActions({ role, onEdit, onDeleted }: { role: Role; onEdit: () => void; onDeleted: () => void }) {
+  const { run, toast } = useDesigner();
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <div>
+      <div className="row">
+        <button type="button" onClick={onEdit} aria-label={`Edit permissions of ${role.name}`}>
+          Edit permissions
+        </button>
+        <ConfirmButton
+          label="Delete"
+          question={`Delete the role ${role.name}?`}
+          onConfirm={async () => {
+            setError(null);
+            try {
+              await run(DELETE, { id: role._id });
+              toast(`Role ${role.name} deleted`);
+              onDeleted();
+            } catch (failure) {
+              setError(errorMessage(failure));
+            }
+          }}
+        />
+      </div>
+      <ErrorText error={error} />
+    </div>
+  );
+}
+
+/** Checkboxes of every permission; `legend` names the group for screen readers. */
+function PermissionChecks({ legend, value, onChange }: { legend: string; value: ReadonlySet<string>; onChange: (next: Set<string>) => void }) {
+  return (
+    <fieldset>
+      <legend>{legend}</legend>
+      {PERMISSIONS.map((permission) => (
+        <label key={permission} className="check">
+          <input
+            type="checkbox"
+            checked={value.has(permission)}
+            onChange={(event) => {
+              const next = new Set(value);
+              if (event.target.checked) next.add(permission);
+              else next.delete(permission);
+              onChange(next);
+            }}
+          />
+          {permission}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+function EditPermissions({ role, onDone, onCancel }: { role: Role; onDone: () => void; onCancel: () => void }) {
+  const { run, toast } = useDesigner();
+  const [value, setValue] = useState<Set<string>>(() => new Set(role.permissions));
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function save(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await run(UPDATE, { id: role._id, permissions: PERMISSIONS.filter((p) => value.has(p)) });
+      toast(`Permissions of ${role.name} saved`);
+      onDone();
+    } catch (failure) {
+      setError(errorMessage(failure));
+      setBusy(false);
+    }
+  }
+  return (
+    <form onSubmit={save} aria-label={`Permissions of ${role.name}`}>
+      <PermissionChecks legend={`Permissions of ${role.name}`} value={value} onChange={setValue} />
+      <ErrorText error={error} />
+      <div className="row">
+        <button type="submit" className="primary" disabled={busy}>
+          Save permissions
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function CreateRoleForm({ onCreated }: { onCreated: () => void }) {
+  const { run, toast } = useDesigner();
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const [value, setValue] = useState<Set<string>>(() => new Set(['config:read']));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function create(event: FormEvent) {
+    event.preventDefault();
+    setError(null);
+    if (!name.trim()) return setErrors({ name: 'Enter a name.' });
+    setErrors({});
+    setBusy(true);
+    try {
+      await run(CREATE, { name: name.trim(), description: description.trim(), permissions: PERMISSIONS.filter((p) => value.has(p)) });
+      toast(`Role ${name.trim()} created`);
+      setName('');
+      setDescription('');
+      setValue(new Set(['config:read']));
+      onCreated();
+    } catch (failure) {
+      setErrors(fieldErrors(failure));
+      setError(errorMessage(failure));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <form className="panel" onSubmit={create} aria-labelledby="create-role-title" noValidate>
+      <h2 id="create-role-title">Create a role</h2>
+      <div className="grid-2">
+        <TextField label="Name" value={name} onChange={setName} error={errors.name} required />
+        <TextField label="Description" value={description} onChange={setDescription} error={errors.description} />
+      </div>
+      <PermissionChecks legend="Permissions" value={value} onChange={setValue} />
+      <ErrorText error={error} />
+      <button type="submit" className="primary" disabled={busy}>
+        Create role
+      </button>
+    </form>
+  );
+}
+
+/** Features × roles: a checkbox per pair grants or revokes that role's access at once. */
+function FeatureAccess({ roles, features, canGrant }: { roles: Role[]; features: Feature[]; canGrant: boolean }) {
+  const { run } = useDesigner();
+  // The roles of each feature as the server last answered, so a change shows without a reload.
+  const [access, setAccess] = useState<Record<string, string[]>>(() => Object.fromEntries(features.map((f) => [f._id, f.roleIds])));
+  const [pending, setPending] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  async function toggle(feature: Feature, role: Role, grant: boolean) {
+    const before = access[feature._id] ?? feature.roleIds;
+    // The box follows the click at once; the server's answer (or a failure) then settles it.
+    setAccess((current) => ({ ...current, [feature._id]: grant ? [...before, role._id] : before.filter((id) => id !== role._id) }));
+    setPending(`${feature._id}/${role._id}`);
+    setError(null);
+    try {
+      const result = await run<{ grantFeatureAccess?: string[]; revokeFeatureAccess?: string[] }>(grant ? GRANT : REVOKE, { featureId: feature._id, roleIds: [role._id] });
+      setAccess((current) => ({ ...current, [feature._id]: (grant ? result.grantFeatureAccess : result.revokeFeatureAccess) ?? [] }));
+    } catch (failure) {
+      setAccess((current) => ({ ...current, [feature._id]: before }));
+      setError(`${feature.name} / ${role.name}: ${errorMessage(failure)}`);
+    } finally {
+      setPending(null);
+    }
+  }
+
+  return (
+    <section aria-labelledby="feature-access-title">
+      <h2 id="feature-access-title">Feature access</h2>
+      <p className="muted">Which roles see each feature on the application page.</p>
+      <ErrorText error={error} />
+      {features.length ? (
+        <div className="scroll-x">
+          <table className="grid">
+            <thead>
+              <tr>
+                <th scope="col">Feature</th>
+                {roles.map((role) => (
+                  <th key={role._id} scope="col">
+                    {role.name}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {features.map((feature) => (
+                <tr key={feature._id}>
+                  <th scope="row">{feature.name}</th>
+                  {roles.map((role) => (
+                    <td key={role._id}>
+                      <input
+                        type="checkbox"
+                        aria-label={`${role.name} sees ${feature.name}`}
+                        checked={(access[feature._id] ?? feature.roleIds).includes(role._id)}
+                        disabled={!canGrant || pending === `${feature._id}/${role._id}`}
+                        onChange={(event) => void toggle(feature, role, event.target.checked)}
+                      />
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <p className="muted">No features yet.</p>
+      )}
+    </section>
+  );
 }
