@@ -2,7 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
-import { connectMcp, mcpPost } from '../helpers/mcp.js';
+import { connectMcp, createUserKey, mcpPost } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -32,6 +32,7 @@ beforeAll(async () => {
     await gqlData(owner, 'mutation($id: ID!, $name: String!, $code: String!) { createFeature(_id: $id, name: $name, customCode: $code) { _id } }', { id, name, code: CODE });
   }
   await gqlData(owner, 'mutation { createUser(email: "dana@example.com", password: "dana-password", role: "designer") { _id } }');
+  await gqlData(owner, 'mutation { setEnvironmentVariable(name: "OLD_TOKEN", value: "old") { _id } }');
   ({ page } = await signIn(OWNER.email, OWNER.password, DESKTOP));
   page.on('console', (message) => consoleLines.push(message.text()));
 }, 120_000);
@@ -182,7 +183,7 @@ describe('the designer, administration sections', () => {
     await checkPage('designer-users');
   });
 
-  it('Environment: sets a value that is never displayed, and lists the name', async () => {
+  it('Environment: sets a value that is never displayed, lists the name, and deletes a variable after a confirmation', async () => {
     const secret = 'sk_live_never_shown_4711';
     secrets.push(secret);
     await openSection(page, 'Environment');
@@ -195,8 +196,14 @@ describe('the designer, administration sections', () => {
     expect(await value.inputValue()).toBe('');
     expect(await page.content()).not.toContain(secret);
     expect(await page.evaluate(() => document.body.innerText)).not.toContain(secret);
-    expect((await gqlData(owner, '{ environmentVariables { name } }')).environmentVariables).toEqual([{ name: 'PAYMENT_TOKEN' }]);
+    expect((await gqlData(owner, '{ environmentVariables { name } }')).environmentVariables).toEqual([{ name: 'OLD_TOKEN' }, { name: 'PAYMENT_TOKEN' }]);
     await checkPage('designer-environment');
+
+    const old = page.getByRole('row').filter({ hasText: 'OLD_TOKEN' });
+    await old.getByRole('button', { name: 'Delete' }).click();
+    await old.getByRole('button', { name: 'Yes, delete' }).click();
+    await old.waitFor({ state: 'detached' });
+    expect((await gqlData(owner, '{ environmentVariables { name } }')).environmentVariables).toEqual([{ name: 'PAYMENT_TOKEN' }]);
   });
 
   it('Menus: creates a menu whose entries point at features, moved into order, then deletes it', async () => {
@@ -241,7 +248,7 @@ describe('the designer, administration sections', () => {
     expect((await gqlData(owner, '{ menus { name } }')).menus).toEqual([]);
   });
 
-  it('Roles: grants a feature to the viewer role through the matrix, and creates a role', async () => {
+  it('Roles: grants a feature to the viewer role through the matrix, and creates, edits and deletes a role', async () => {
     await openSection(page, 'Roles');
     const grant = page.getByRole('checkbox', { name: 'viewer sees Orders' });
     await grant.check();
@@ -259,6 +266,20 @@ describe('the designer, administration sections', () => {
     const created = (await gqlData(owner, '{ roles { name permissions builtin } }')).roles.find((role: { name: string }) => role.name === 'Auditor');
     expect(created).toEqual({ name: 'Auditor', permissions: ['config:read', 'ai_designer'], builtin: false });
     await checkPage('designer-roles');
+
+    await page.getByRole('button', { name: 'Edit permissions of Auditor' }).click();
+    const edit = page.getByRole('group', { name: 'Permissions of Auditor' });
+    await edit.getByRole('checkbox', { name: 'ai_designer' }).uncheck();
+    await edit.getByRole('checkbox', { name: 'menus:write' }).check();
+    await page.getByRole('button', { name: 'Save permissions' }).click();
+    const auditor = page.getByRole('row').filter({ hasText: 'Auditor' }).first();
+    await auditor.getByText('menus:write').waitFor();
+    const edited = (await gqlData(owner, '{ roles { name permissions } }')).roles.find((role: { name: string }) => role.name === 'Auditor');
+    expect(edited.permissions).toEqual(['config:read', 'menus:write']);
+    await auditor.getByRole('button', { name: 'Delete' }).click();
+    await auditor.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.getByRole('button', { name: 'Edit permissions of Auditor' }).waitFor({ state: 'detached' });
+    expect((await gqlData(owner, '{ roles { name } }')).roles.map((role: { name: string }) => role.name)).toEqual(['admin', 'designer', 'viewer']);
   });
 
   it('Settings: changes the name and the primary colour, previewed live, and shows a refused origin by its field', async () => {
@@ -285,8 +306,26 @@ describe('the designer, administration sections', () => {
     await checkPage('designer-settings');
   });
 
-  it('Audit: the MCP call made with the key is listed, filtered by tool, and its arguments can be shown', async () => {
+  it('Audit: the MCP call made with the key is listed, filtered by tool, its arguments can be shown, and the log pages', async () => {
+    // 50 newer calls push the first one onto the second page.
+    const { apiKey } = await createUserKey(server, { email: OWNER.email, role: 'admin', scopes: ['config:read'] });
+    secrets.push(apiKey);
+    const client = await connectMcp(server, apiKey);
+    for (let call = 0; call < 50; call += 1) await client.callTool({ name: 'list_menus', arguments: {} });
+    await client.close();
+
     await openSection(page, 'Audit');
+    const rows = page.getByRole('row');
+    await rows.filter({ hasText: 'list_menus' }).first().waitFor();
+    expect(await rows.count()).toBe(51);
+    expect(await rows.filter({ hasText: 'get_feature_details' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByText('Page 2').waitFor();
+    await rows.filter({ hasText: 'get_feature_details' }).waitFor();
+    await page.getByRole('button', { name: 'First page' }).click();
+    await page.getByText('Page 1').waitFor();
+    await rows.filter({ hasText: 'get_feature_details' }).waitFor({ state: 'detached' });
+
     await page.getByLabel('Tool', { exact: true }).fill('get_feature_details');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     const row = page.getByRole('row').filter({ hasText: 'get_feature_details' });
@@ -297,7 +336,6 @@ describe('the designer, administration sections', () => {
     const details = page.locator('pre').filter({ hasText: '"_id": "orders"' });
     await details.waitFor();
     expect(JSON.parse((await details.textContent())!)).toEqual({ _id: 'orders' });
-    await page.getByRole('button', { name: 'First page' }).waitFor();
     await checkPage('designer-audit');
   });
 
