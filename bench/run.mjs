@@ -2,13 +2,14 @@
 // `name: ratio (ours N/s vs baseline M/s, p99 X ms)`, ratio = ours / baseline.
 // A benchmark is `{ name, target, p99TargetMs?, run() }`; run() resolves with `{ ours, baseline }`
 // (results of measure()) or with `{ line }` for a result that is not a ratio.
+import { appPage } from './app-page.mjs';
 import { cleanup } from './lib/processes.mjs';
 import { mcpRead, mcpVsSdk } from './mcp.mjs';
 import { graphqlUpdate, saveHook } from './records.mjs';
 import { startup } from './startup.mjs';
 import { webhook } from './webhook.mjs';
 
-const BENCHMARKS = [mcpRead, mcpVsSdk, graphqlUpdate, webhook, saveHook, startup];
+const BENCHMARKS = [mcpRead, mcpVsSdk, graphqlUpdate, webhook, saveHook, startup, appPage];
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !BENCHMARKS.some((b) => b.name === name));

@@ -1,7 +1,8 @@
 // Bundles the web pages (src/web/) for the browser into dist/web/<page>/, one esbuild build per page,
 // and writes each page's index.html. A page whose entry does not exist yet is skipped.
 import { build } from 'esbuild';
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,9 +15,16 @@ const web = join(root, 'src', 'web');
  * classic script, because its opaque origin would make a module script a cross-origin request.
  */
 export const WEB_PAGES = {
+  // First: the pages that embed it are built with its version.
+  frame: {
+    entry: 'frame/main.tsx',
+    title: 'Feature',
+    format: 'iife',
+    // The frame document carries its script inline (see frameHtml); these load only for a feature that imports them.
+    extraEntries: { 'date-fns': 'frame/modules/date-fns.ts', 'lodash-es': 'frame/modules/lodash-es.ts' },
+  },
   designer: { entry: 'designer/main.tsx', title: 'Trellis designer', format: 'esm' },
   app: { entry: 'app/main.ts', title: 'Application', format: 'esm' },
-  frame: { entry: 'frame/main.tsx', title: 'Feature', format: 'iife' },
 };
 
 /** The index.html of a page: its stylesheet and script under /web/<page>/. */
@@ -40,8 +48,36 @@ function indexHtml(page, { title, format }, hasCss) {
     .join('\n');
 }
 
+/**
+ * The frame document with its script inline. A sandboxed frame has an opaque origin, and the
+ * browser caches nothing such an origin requests: a script file would be fetched and compiled on
+ * every load. The document itself is requested by the embedding page and cached under a URL that
+ * carries its version (/app/frame?v=<version>). Its CSP allows this script by its hash.
+ */
+function frameHtml(script) {
+  const inline = script.replaceAll('</script', '<\\/script');
+  const scriptHash = createHash('sha256').update(inline).digest('base64');
+  const html = [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    '<title>Feature</title>',
+    '</head>',
+    '<body><div id="root"></div>',
+    `<script>${inline}</script>`,
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+  const version = createHash('sha256').update(html).digest('hex').slice(0, 16);
+  return { html, scriptHash, version };
+}
+
 /** Builds every page into dist/web/<page>/ (staged beside it, then renamed into place). */
 export async function buildWeb() {
+  let frameVersion = 'none';
   for (const [page, options] of Object.entries(WEB_PAGES)) {
     const entry = join(web, options.entry);
     if (!existsSync(entry)) continue;
@@ -51,7 +87,7 @@ export async function buildWeb() {
     mkdirSync(staging, { recursive: true });
     const esm = options.format === 'esm';
     const result = await build({
-      entryPoints: { main: entry },
+      entryPoints: { main: entry, ...Object.fromEntries(Object.entries(options.extraEntries ?? {}).map(([name, file]) => [name, join(web, file)])) },
       outdir: staging,
       bundle: true,
       splitting: esm,
@@ -63,13 +99,20 @@ export async function buildWeb() {
       entryNames: '[name]',
       chunkNames: 'chunks/[name]-[hash]',
       assetNames: 'assets/[name]-[hash]',
-      define: { 'process.env.NODE_ENV': '"production"' },
+      define: { 'process.env.NODE_ENV': '"production"', __FRAME_VERSION__: JSON.stringify(frameVersion) },
       metafile: true,
       legalComments: 'none',
       logLevel: 'warning',
     });
     writeFileSync(join(staging, 'meta.json'), JSON.stringify(result.metafile));
-    writeFileSync(join(staging, 'index.html'), indexHtml(page, options, existsSync(join(staging, 'main.css'))));
+    if (page === 'frame') {
+      const frame = frameHtml(readFileSync(join(staging, 'main.js'), 'utf8'));
+      frameVersion = frame.version;
+      writeFileSync(join(staging, 'index.html'), frame.html);
+      writeFileSync(join(staging, 'frame.json'), JSON.stringify({ version: frame.version, scriptHash: frame.scriptHash }));
+    } else {
+      writeFileSync(join(staging, 'index.html'), indexHtml(page, options, existsSync(join(staging, 'main.css'))));
+    }
     rmSync(target, { recursive: true, force: true });
     renameSync(staging, target);
   }

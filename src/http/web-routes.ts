@@ -1,6 +1,6 @@
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TrellisError } from '../platform/errors.js';
@@ -27,9 +27,11 @@ const PAGE_CSP = [
  * embeds it): the frame's own script and the feature code it evaluates, inline styles and data
  * images, and no network of any kind: no fetch, no form target, no other frame, no base.
  */
-export const FRAME_CSP = [
+export function frameCsp(scriptHash: string): string {
+  return [
   "default-src 'none'",
-  "script-src 'self' 'unsafe-eval'",
+  // The frame's own inline script by its hash, the on-demand libraries of this origin, and the feature code it evaluates.
+  `script-src 'sha256-${scriptHash}' 'self' 'unsafe-eval'`,
   "style-src 'unsafe-inline'",
   'img-src data: blob:',
   'font-src data:',
@@ -41,7 +43,8 @@ export const FRAME_CSP = [
   "form-action 'none'",
   "base-uri 'none'",
   "frame-ancestors 'self'",
-].join('; ');
+  ].join('; ');
+}
 
 /** dist/web beside the running bundle (dist/main.js), or from the sources under test. */
 function webDirectory(): string {
@@ -67,20 +70,35 @@ export function registerWebRoutes(app: FastifyInstance, webDir: string = webDire
     },
   });
 
-  const page = (name: string, csp: string) => async (_request: unknown, reply: FastifyReply) => {
-    const file = join(webDir, name, 'index.html');
-    if (!existsSync(file)) {
+  const send = (reply: FastifyReply, name: string, csp: string, cacheControl = 'no-cache') => {
+    if (!existsSync(join(webDir, name, 'index.html'))) {
       throw new TrellisError('UNAVAILABLE', `The ${name} page is not built: run npm run build`);
     }
     return reply
       .header('content-security-policy', csp)
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'same-origin')
-      .header('cache-control', 'no-cache')
-      .sendFile('index.html', join(webDir, name));
+      .header('cache-control', cacheControl)
+      .sendFile('index.html', join(webDir, name), { cacheControl: false });
   };
-  app.get('/', page('designer', PAGE_CSP));
-  app.get('/app', page('app', PAGE_CSP));
-  app.get('/app/feature/:featureId', page('app', PAGE_CSP));
-  app.get('/app/frame', page('frame', FRAME_CSP));
+  app.get('/', (_request, reply) => send(reply, 'designer', PAGE_CSP));
+  app.get('/app', (_request, reply) => send(reply, 'app', PAGE_CSP));
+  app.get('/app/feature/:featureId', (_request, reply) => send(reply, 'app', PAGE_CSP));
+  app.get<{ Querystring: { v?: string } }>('/app/frame', (request, reply) => {
+    const frame = builtFrame(webDir);
+    // The pages ask for /app/frame?v=<version of this build>: that document never changes.
+    const cacheControl = request.query.v === frame.version ? 'public, max-age=31536000, immutable' : 'no-cache';
+    return send(reply, 'frame', frameCsp(frame.scriptHash), cacheControl);
+  });
 }
+
+/** The built frame's version and the hash of its inline script (scripts/build-web.mjs writes them). */
+function builtFrame(webDir: string): { version: string; scriptHash: string } {
+  const file = join(webDir, 'frame', 'frame.json');
+  if (!existsSync(file)) throw new TrellisError('UNAVAILABLE', 'The frame page is not built: run npm run build');
+  const stamp = statSync(file).mtimeMs;
+  if (frameInfo?.file !== file || frameInfo.stamp !== stamp) frameInfo = { file, stamp, ...(JSON.parse(readFileSync(file, 'utf8')) as { version: string; scriptHash: string }) };
+  return frameInfo;
+}
+
+let frameInfo: { file: string; stamp: number; version: string; scriptHash: string } | undefined;

@@ -219,7 +219,7 @@ describe('the application page', () => {
     const viewer = graphqlClient(server.url, await login(server.url, 'vic@example.com', 'vic-password'));
     const refused = await viewer('{ appFeature(_id: "orders") { script } }');
     expect(refused.body.errors[0].extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
-    expect(refused.body.data).toBeNull();
+    expect(refused.body.data).toEqual({ appFeature: null });
     const designer = graphqlClient(server.url, await login(server.url, 'dana@example.com', 'dana-password'));
     const secret = await designer('{ appFeature(_id: "secret") { script } }');
     expect(secret.body.errors[0].extensions.code).toBe('FORBIDDEN');

@@ -54,8 +54,8 @@ const typeDefs = /* GraphQL */ `
   extend type Query {
     "The application page of the signed-in user (any role)."
     appPage: AppPage!
-    "The published version of a feature the signed-in user's role sees, compiled for the application page. FORBIDDEN for another feature."
-    appFeature(_id: ID!): RunnableFeature!
+    "The published version of a feature the signed-in user's role sees, compiled for the application page; null with a FORBIDDEN or NOT_FOUND error otherwise."
+    appFeature(_id: ID!): RunnableFeature
     "The current code of a feature (or customCode, not saved) compiled for the designer's preview (config:read)."
     featurePreview(_id: ID!, customCode: String): RunnableFeature!
   }

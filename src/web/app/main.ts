@@ -5,7 +5,7 @@ import '../shared/base.css';
 import './app.css';
 import { h } from '../shared/dom.js';
 import { mountFeatureFrame } from '../shared/frame-host.js';
-import { graphql, GraphQLRequestError, SessionExpiredError } from '../shared/graphql.js';
+import { graphql, graphqlAnswer, GraphQLRequestError, SessionExpiredError } from '../shared/graphql.js';
 import { loadSession, signOut } from '../shared/session.js';
 import { renderSignIn } from '../shared/sign-in.js';
 
@@ -18,7 +18,12 @@ interface AppPage {
 }
 
 const APP_PAGE = `query AppPage { appPage { name cssVariables menus { _id name entries { label featureId } } features { _id name description } user { _id email name roleName isAdmin } } }`;
-const APP_FEATURE = `query AppFeature($id: ID!) { appFeature(_id: $id) { _id name script } }`;
+const FEATURE_FIELDS = 'appFeature(_id: $id) { _id name script }';
+const APP_FEATURE = `query AppFeature($id: ID!) { ${FEATURE_FIELDS} }`;
+/** The first load of /app/feature/<id>: the page and the feature in one request. */
+const APP_PAGE_AND_FEATURE = `query AppPageAndFeature($id: ID!) { ${APP_PAGE.slice('query AppPage { '.length, -2)} ${FEATURE_FIELDS} }`;
+
+type RunnableFeature = { _id: string; name: string; script: string };
 const ENDED = 'Your session has ended. Sign in again.';
 
 const root = document.getElementById('root')!;
@@ -44,22 +49,39 @@ function ended() {
 }
 
 function fail(error: unknown) {
+  frame?.destroy();
+  frame = null;
   if (error instanceof SessionExpiredError) return ended();
   root.replaceChildren(h('main', { className: 'app-message', role: 'alert' }, (error as Error).message));
 }
 
 async function start() {
   if (!loadSession()) return showSignIn();
-  root.replaceChildren(h('main', { className: 'app-message', 'aria-busy': 'true' }, 'Loading…'));
+  const featureId = featureFromLocation();
+  // One request for the page and the feature; the frame starts loading before it is answered.
+  const answer = graphqlAnswer<{ appPage?: AppPage; appFeature?: RunnableFeature | null }>(featureId ? APP_PAGE_AND_FEATURE : APP_PAGE, featureId ? { id: featureId } : {});
+  const pageReady = answer.then(({ data, errors }) => {
+    if (!data?.appPage) throw new GraphQLRequestError(errors ?? [{ message: 'The application page could not be loaded' }], 200);
+    return data.appPage;
+  });
+  const featureReady = answer.then(({ data, errors }) => {
+    if (data?.appFeature) return data.appFeature;
+    const featureError = errors?.find((error) => error.path?.[0] === 'appFeature');
+    throw new GraphQLRequestError(featureError ? [featureError] : [{ message: 'The page could not be loaded' }], 200);
+  });
+  featureReady.catch(() => {});
+  buildShell();
+  shownFeature = undefined;
+  if (featureId) void show(featureId, featureReady, pageReady);
   try {
-    page = (await graphql<{ appPage: AppPage }>(APP_PAGE)).appPage;
+    page = await pageReady;
   } catch (error) {
     return fail(error);
   }
   document.title = page.name;
-  renderShell(page);
-  shownFeature = undefined;
-  void show(featureFromLocation());
+  fillShell(page);
+  markCurrent(featureId);
+  if (!featureId) void show(null);
 }
 
 function link(href: string, featureId: string | null, ...children: (Node | string)[]) {
@@ -76,16 +98,32 @@ function featureHref(featureId: string) {
   return `/app/feature/${encodeURIComponent(featureId)}`;
 }
 
-function renderShell(app: AppPage) {
+let header: HTMLElement | null = null;
+let nav: HTMLElement | null = null;
+let shell: HTMLElement | null = null;
+
+/** The shell's frame (header, navigation, main area), empty until the page is known. */
+function buildShell() {
+  header = h('header', { className: 'app-header' });
+  nav = h('nav', { className: 'app-nav', 'aria-label': 'Application', 'aria-busy': 'true' });
+  main = h('main', { className: 'app-main' });
+  shell = h('div', { className: 'app-shell' }, header, nav, main);
+  root.replaceChildren(shell);
+}
+
+/** Fills the header and the menus in place: the main area (and a frame loading in it) stays. */
+function fillShell(app: AppPage) {
   const signOutButton = h('button', { type: 'button' }, 'Sign out');
   signOutButton.addEventListener('click', () => {
     void signOut(loadSession());
     showSignIn();
   });
-  const nav = h(
-    'nav',
-    { className: 'app-nav', 'aria-label': 'Application' },
-    app.menus.length === 0 ? h('p', { className: 'muted' }, 'No menu entries for your role.') : null,
+  const name = link('/app', null, app.name);
+  name.className = 'app-name';
+  header!.replaceChildren(name, h('span', { className: 'app-user' }, `${app.user.email} · ${app.user.roleName}`), signOutButton);
+  nav!.removeAttribute('aria-busy');
+  nav!.replaceChildren(
+    ...(app.menus.length === 0 ? [h('p', { className: 'muted' }, 'No menu entries for your role.')] : []),
     ...app.menus.map((menu) =>
       h(
         'section',
@@ -95,23 +133,7 @@ function renderShell(app: AppPage) {
       ),
     ),
   );
-  main = h('main', { className: 'app-main' });
-  const shell = h(
-    'div',
-    { className: 'app-shell' },
-    h(
-      'header',
-      { className: 'app-header' },
-      link('/app', null, app.name),
-      h('span', { className: 'app-user' }, `${app.user.email} · ${app.user.roleName}`),
-      signOutButton,
-    ),
-    nav,
-    main,
-  );
-  shell.querySelector('header a')!.className = 'app-name';
-  for (const [name, value] of Object.entries(app.cssVariables)) shell.style.setProperty(name, value);
-  root.replaceChildren(shell);
+  for (const [variable, value] of Object.entries(app.cssVariables)) shell!.style.setProperty(variable, value);
 }
 
 function markCurrent(featureId: string | null) {
@@ -127,44 +149,49 @@ function open(featureId: string | null) {
   void show(featureId);
 }
 
-async function show(featureId: string | null) {
-  if (!page || !main || featureId === shownFeature) return;
+async function show(featureId: string | null, prefetched?: Promise<RunnableFeature>, pageReady: Promise<AppPage> | undefined = page ? Promise.resolve(page) : undefined) {
+  if (!main || !pageReady || featureId === shownFeature) return;
   shownFeature = featureId;
   frame?.destroy();
   frame = null;
   markCurrent(featureId);
-  const app = page;
   const area = main;
   if (!featureId) {
+    const app = await pageReady;
     document.title = app.name;
     area.replaceChildren(home(app));
     return;
   }
-  area.replaceChildren(h('p', { className: 'app-message', 'aria-busy': 'true' }, 'Loading…'));
-  let feature: { _id: string; name: string; script: string };
+  area.replaceChildren();
+  area.removeAttribute('data-rendered');
+  const loading = prefetched ?? graphql<{ appFeature: RunnableFeature }>(APP_FEATURE, { id: featureId }).then((data) => data.appFeature);
+  // The frame loads while the code is requested; it renders once both are there.
+  frame = mountFeatureFrame(area, {
+    featureId,
+    feature: Promise.all([loading, pageReady]).then(([feature, app]) => ({
+      title: feature.name,
+      script: feature.script,
+      user: { _id: app.user._id, email: app.user.email, name: app.user.name, roleName: app.user.roleName },
+      cssVariables: app.cssVariables,
+    })),
+    onNavigate: (id) => open(id),
+    onSessionExpired: ended,
+    onRendered: () => area.setAttribute('data-rendered', featureId),
+  });
+  let feature: RunnableFeature;
   try {
-    feature = (await graphql<{ appFeature: typeof feature }>(APP_FEATURE, { id: featureId })).appFeature;
+    feature = await loading;
   } catch (error) {
     if (error instanceof SessionExpiredError) return ended();
     if (shownFeature !== featureId) return;
+    frame?.destroy();
+    frame = null;
     const code = error instanceof GraphQLRequestError ? error.code : undefined;
     const title = code === 'FORBIDDEN' ? 'You do not have access to this page' : code === 'NOT_FOUND' ? 'This page does not exist' : 'This page could not be loaded';
     area.replaceChildren(h('section', { className: 'app-message', role: 'alert' }, h('h1', {}, title), h('p', {}, (error as Error).message)));
     return;
   }
-  if (shownFeature !== featureId) return;
-  document.title = `${feature.name} · ${app.name}`;
-  area.replaceChildren();
-  frame = mountFeatureFrame(area, {
-    featureId: feature._id,
-    title: feature.name,
-    script: feature.script,
-    user: { _id: app.user._id, email: app.user.email, name: app.user.name, roleName: app.user.roleName },
-    cssVariables: app.cssVariables,
-    onNavigate: (id) => open(id),
-    onSessionExpired: ended,
-    onRendered: () => area.setAttribute('data-rendered', feature._id),
-  });
+  if (shownFeature === featureId) document.title = `${feature.name} · ${(await pageReady).name}`;
 }
 
 function home(app: AppPage) {

@@ -26,10 +26,7 @@ export function FeaturePreview({ featureId, code }: { featureId: string; code: s
         setLoading(false);
         frame = mountFeatureFrame(host.current, {
           featureId: featurePreview._id,
-          title: `Preview of ${featurePreview.name}`,
-          script: featurePreview.script,
-          user: appPage.user,
-          cssVariables: appPage.cssVariables,
+          feature: { title: `Preview of ${featurePreview.name}`, script: featurePreview.script, user: appPage.user, cssVariables: appPage.cssVariables },
         });
       })
       .catch((failure) => {

@@ -4,10 +4,9 @@
 import * as React from 'react';
 import * as jsxRuntime from 'react/jsx-runtime';
 import { createRoot, type Root } from 'react-dom/client';
-import * as dateFns from 'date-fns';
-import * as lodash from 'lodash-es';
 import { ALLOWED_FEATURE_MODULES } from '../../features/modules.js';
 import type { HostMessage } from '../shared/frame-protocol.js';
+import { registeredModule } from './modules/register.js';
 import * as runtime from './runtime.js';
 import * as ui from './ui.js';
 
@@ -15,24 +14,45 @@ const { UI_CSS, ...uiExports } = ui;
 const { post, receive, GraphQLError: _error, ...runtimeExports } = runtime;
 
 /** What `require` returns inside a feature: the guide's modules, and React's JSX runtime the compiler uses. */
-export const FEATURE_MODULES: Record<string, unknown> = {
+const BUILT_IN: Record<string, unknown> = {
   react: React,
   'react/jsx-runtime': jsxRuntime,
   '@trellis/runtime': runtimeExports,
   '@trellis/ui': uiExports,
-  'date-fns': dateFns,
-  'lodash-es': lodash,
 };
 
+/** The larger libraries, each a script of its own (/web/frame/<name>.js) loaded only for a feature that imports it. */
+const ON_DEMAND = new Set(['date-fns', 'lodash-es']);
+
 for (const module of ALLOWED_FEATURE_MODULES) {
-  if (!(module.name in FEATURE_MODULES)) throw new Error(`The frame lacks the module ${module.name}`);
+  if (!(module.name in BUILT_IN) && !ON_DEMAND.has(module.name)) throw new Error(`The frame lacks the module ${module.name}`);
+}
+
+function allowedNames(): string {
+  return ALLOWED_FEATURE_MODULES.map((m) => m.name).join(', ');
 }
 
 function featureRequire(name: string): unknown {
-  if (!Object.prototype.hasOwnProperty.call(FEATURE_MODULES, name)) {
-    throw new Error(`Cannot import '${name}': a feature imports only ${ALLOWED_FEATURE_MODULES.map((m) => m.name).join(', ')}`);
-  }
-  return FEATURE_MODULES[name];
+  if (Object.prototype.hasOwnProperty.call(BUILT_IN, name)) return BUILT_IN[name];
+  if (ON_DEMAND.has(name)) return registeredModule(name);
+  throw new Error(`Cannot import '${name}': a feature imports only ${allowedNames()}`);
+}
+
+/** Loads the on-demand modules the compiled script requires (the compiler writes require("name")). */
+async function loadModules(script: string): Promise<void> {
+  const wanted = new Set([...script.matchAll(/\brequire\("([^"]+)"\)/g)].map((match) => match[1]!).filter((name) => ON_DEMAND.has(name) && !registeredModule(name)));
+  await Promise.all(
+    [...wanted].map(
+      (name) =>
+        new Promise<void>((resolve, reject) => {
+          const tag = document.createElement('script');
+          tag.src = `/web/frame/${name}.js`;
+          tag.onload = () => resolve();
+          tag.onerror = () => reject(new Error(`The module ${name} could not be loaded`));
+          document.head.append(tag);
+        }),
+    ),
+  );
 }
 
 class ErrorBoundary extends React.Component<{ children: React.ReactNode }, { error: Error | null }> {
@@ -61,13 +81,14 @@ function ErrorPanel({ message }: { message: string }) {
 
 let root: Root | null = null;
 
-function render(message: Extract<HostMessage, { trellis: 'render' }>) {
+async function render(message: Extract<HostMessage, { trellis: 'render' }>) {
   for (const [name, value] of Object.entries(message.cssVariables)) {
     if (/^--[a-z][a-z0-9-]*$/.test(name)) document.documentElement.style.setProperty(name, value);
   }
   root ??= createRoot(document.getElementById('root')!);
   let Page: React.ComponentType;
   try {
+    await loadModules(message.script);
     const module = { exports: {} as Record<string, unknown> };
     // The frame's CSP allows this evaluation and no network: the code has nowhere to send anything but the host.
     new Function('require', 'module', 'exports', message.script)(featureRequire, module, module.exports);
@@ -95,6 +116,6 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
   // Only the host that embeds this frame speaks to it; other frames' messages are ignored.
   if (event.source !== window.parent || typeof event.data !== 'object' || event.data === null) return;
   receive(event.data);
-  if (event.data.trellis === 'render') render(event.data);
+  if (event.data.trellis === 'render') void render(event.data);
 });
 post({ trellis: 'ready' });

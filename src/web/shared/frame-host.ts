@@ -4,15 +4,24 @@
 import { FEATURE_PATH, type FrameMessage, type FrameUser, type HostMessage } from './frame-protocol.js';
 import { graphqlAnswer, SessionExpiredError } from './graphql.js';
 
-/** The frame document: the same for every feature, under its own CSP (no network, opaque origin). */
-export const FRAME_URL = '/app/frame';
+/** The frame document: the same for every feature, under its own CSP (no network, opaque origin); its version lets the browser cache it. */
+export const FRAME_URL = `/app/frame?v=${__FRAME_VERSION__}`;
 
-export interface FeatureFrameOptions {
-  featureId: string;
+/** What the frame needs to render the feature; it may still be loading when the frame is created. */
+export interface FeatureToRender {
   title: string;
   script: string;
   user: FrameUser;
   cssVariables: Record<string, string>;
+}
+
+export interface FeatureFrameOptions {
+  featureId: string;
+  /**
+   * The feature, or its promise: the frame starts loading at once, in parallel with the requests
+   * for the code (a rejected promise leaves the frame empty; the caller shows the error).
+   */
+  feature: FeatureToRender | Promise<FeatureToRender>;
   /** A feature asked to open another feature: navigate('/feature/<id>'). */
   onNavigate?: (featureId: string) => void;
   onSessionExpired?: () => void;
@@ -24,7 +33,7 @@ export interface FeatureFrameOptions {
 export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameOptions): { destroy(): void } {
   const iframe = document.createElement('iframe');
   iframe.className = 'feature-frame';
-  iframe.title = options.title;
+  iframe.title = 'Loading the page';
   // Scripts and forms (submit events), nothing else: no same-origin rights, no top navigation, no pop-ups.
   iframe.setAttribute('sandbox', 'allow-scripts allow-forms');
   iframe.referrerPolicy = 'no-referrer';
@@ -36,8 +45,11 @@ export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameO
     if (event.source !== iframe.contentWindow || typeof event.data !== 'object' || event.data === null) return;
     const message = event.data;
     switch (message.trellis) {
-      case 'ready':
-        return send({ trellis: 'render', featureId: options.featureId, script: options.script, user: options.user, cssVariables: options.cssVariables });
+      case 'ready': {
+        const feature = await Promise.resolve(options.feature).catch(() => null);
+        if (!feature) return;
+        return send({ trellis: 'render', featureId: options.featureId, script: feature.script, user: feature.user, cssVariables: feature.cssVariables });
+      }
       case 'rendered':
         return options.onRendered?.();
       case 'failed':
@@ -62,6 +74,10 @@ export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameO
     }
   };
   window.addEventListener('message', onMessage);
+  void Promise.resolve(options.feature).then(
+    (feature) => (iframe.title = feature.title),
+    () => {},
+  );
   container.append(iframe);
   return {
     destroy() {
