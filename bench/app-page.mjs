@@ -1,4 +1,4 @@
-/* global fetch, performance */
+/* global fetch, performance, localStorage */
 // The app-page benchmark: navigation to a feature's first render (a table of 50 records) in headless
 // Chromium, against a static page with the same table served by the same server.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
