@@ -50,13 +50,20 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The errors of a failed call by field (`details.field`), for showing them beside the field. */
+/**
+ * The errors of a failed call by field, for showing them beside the field: `details.field` of an
+ * error, and each of `details.issues` ({ field, message }) of a validation error.
+ */
 export function fieldErrors(error: unknown): Record<string, string> {
   if (!(error instanceof GraphQLRequestError)) return {};
   const out: Record<string, string> = {};
   for (const e of error.errors) {
-    const field = e.extensions?.details?.field;
-    if (typeof field === 'string') out[field] = e.message;
+    const details = e.extensions?.details;
+    if (typeof details?.field === 'string') out[details.field] ??= e.message;
+    if (!Array.isArray(details?.issues)) continue;
+    for (const issue of details.issues as { field?: unknown; message?: unknown }[]) {
+      if (typeof issue.field === 'string' && typeof issue.message === 'string') out[issue.field] ??= issue.message;
+    }
   }
   return out;
 }

@@ -103,8 +103,11 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
   );
 }
 
-/** A button that asks before doing something that cannot be undone. */
-export function ConfirmButton({ label, question, onConfirm, disabled }: { label: string; question: string; onConfirm: () => void | Promise<void>; disabled?: boolean }) {
+/**
+ * A button that asks before doing something that cannot be undone. `name` is its accessible name
+ * when the label alone is ambiguous (a "Delete" in each row): it should start with the label.
+ */
+export function ConfirmButton({ label, name, question, onConfirm, disabled }: { label: string; name?: string; question: string; onConfirm: () => void | Promise<void>; disabled?: boolean }) {
   const [asking, setAsking] = useState(false);
   const confirm = useRef<HTMLButtonElement>(null);
   useEffect(() => {
@@ -112,7 +115,7 @@ export function ConfirmButton({ label, question, onConfirm, disabled }: { label:
   }, [asking]);
   if (!asking) {
     return (
-      <button type="button" className="danger" disabled={disabled} onClick={() => setAsking(true)}>
+      <button type="button" className="danger" disabled={disabled} aria-label={name} onClick={() => setAsking(true)}>
         {label}
       </button>
     );

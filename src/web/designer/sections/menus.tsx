@@ -3,7 +3,6 @@
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { ConfirmButton, ErrorText, Loading, SectionHeader, SelectField, TextField } from '../components.js';
-import { GraphQLRequestError } from '../../shared/graphql.js';
 
 interface MenuEntry {
   label: string;
@@ -59,23 +58,6 @@ function toDraft(menu?: Menu): Draft {
 
 function featureIdOf(path: string): string {
   return path.startsWith(PATH_PREFIX) ? path.slice(PATH_PREFIX.length) : path;
-}
-
-/**
- * Errors by field: `details.field` of a single error, and each issue of a validation error
- * (`details.issues`, e.g. `entries.0.label`), which fieldErrors() does not read.
- */
-function serverFieldErrors(error: unknown): Record<string, string> {
-  const out = fieldErrors(error);
-  if (!(error instanceof GraphQLRequestError)) return out;
-  for (const e of error.errors) {
-    const issues = e.extensions?.details?.issues;
-    if (!Array.isArray(issues)) continue;
-    for (const issue of issues as { field?: unknown; message?: unknown }[]) {
-      if (typeof issue.field === 'string' && typeof issue.message === 'string') out[issue.field] ??= issue.message;
-    }
-  }
-  return out;
 }
 
 export default function MenusSection(_props: { id?: string }) {
@@ -202,7 +184,7 @@ function MenuEditor({ initial, features, onDone, onCancel }: { initial: Draft; f
       toast(result.upsertMenu.created ? `Menu ${draft.name.trim()} created` : `Menu ${draft.name.trim()} saved`);
       onDone();
     } catch (failure) {
-      setErrors(serverFieldErrors(failure));
+      setErrors(fieldErrors(failure));
       setFormError(errorMessage(failure));
       setBusy(false);
     }

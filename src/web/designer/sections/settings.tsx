@@ -3,7 +3,6 @@
 import { useState, type CSSProperties, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { ErrorText, Loading, SectionHeader, TextField } from '../components.js';
-import { GraphQLRequestError } from '../../shared/graphql.js';
 
 interface Application {
   name: string;
@@ -39,23 +38,6 @@ function originsOf(text: string): string[] {
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean);
-}
-
-/**
- * Errors by field: `details.field` of a single error, and each issue of a validation error
- * (`details.issues`, e.g. `themeColors.primary`), which fieldErrors() does not read.
- */
-function serverFieldErrors(error: unknown): Record<string, string> {
-  const out = fieldErrors(error);
-  if (!(error instanceof GraphQLRequestError)) return out;
-  for (const e of error.errors) {
-    const issues = e.extensions?.details?.issues;
-    if (!Array.isArray(issues)) continue;
-    for (const issue of issues as { field?: unknown; message?: unknown }[]) {
-      if (typeof issue.field === 'string' && typeof issue.message === 'string') out[issue.field] ??= issue.message;
-    }
-  }
-  return out;
 }
 
 /** The message of the origins' field: each refused line, by its number in the textarea. */
@@ -101,7 +83,7 @@ function SettingsForm({ application }: { application: Application }) {
       // The header and the page title show the application's name: load it again.
       refreshApp();
     } catch (failure) {
-      setErrors(serverFieldErrors(failure));
+      setErrors(fieldErrors(failure));
       setError(errorMessage(failure));
     } finally {
       setBusy(false);

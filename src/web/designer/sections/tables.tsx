@@ -374,6 +374,7 @@ function Records({ table, operations }: { table: Table; operations: Operations }
                         </button>
                         <ConfirmButton
                           label="Delete"
+                          name={`Delete record ${record._id}`}
                           question="Delete this record?"
                           onConfirm={async () => {
                             setActionError(null);
