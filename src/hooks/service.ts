@@ -321,7 +321,10 @@ export interface HookRun {
   /** Null for a reader who may not write hooks (see `mayReadRunDetails`). */
   console: string[] | null;
   error: string | null;
-  /** False when console and error are withheld from this reader. */
+  /** What the run received and answered (redacted, cut to 4000 characters of JSON); null when withheld. */
+  input: unknown;
+  output: unknown;
+  /** False when console, error, input and output are withheld from this reader. */
   detailsVisible: boolean;
 }
 
@@ -345,6 +348,8 @@ function toHookRun(row: Row<'hook_runs'>, detailed: boolean): HookRun {
     outcome: row.outcome,
     console: detailed ? row.console : null,
     error: detailed ? row.error : null,
+    input: detailed ? (row.input ?? null) : null,
+    output: detailed ? (row.output ?? null) : null,
     detailsVisible: detailed,
   };
 }

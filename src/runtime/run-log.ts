@@ -12,6 +12,34 @@ export interface HookRunRecord {
   outcome: 'ok' | 'error' | 'timeout' | 'memory';
   console: string[];
   error: string | null;
+  /** What the run received and answered, redacted and cut to RUN_DETAIL_MAX_CHARS of JSON. */
+  input: unknown;
+  output: unknown;
+}
+
+/** The most JSON of a run's input or output kept in its row: a run log, not an archive of payloads. */
+export const RUN_DETAIL_MAX_CHARS = 4000;
+
+/**
+ * A value as the run log keeps it: JSON with the secrets redacted; a longer one becomes
+ * { truncated: true, preview } with its first RUN_DETAIL_MAX_CHARS characters.
+ */
+export function runDetail(value: unknown, redactText: (text: string) => string): unknown {
+  if (value === undefined) return null;
+  let json: string;
+  try {
+    json = JSON.stringify(value) ?? 'null';
+  } catch {
+    return { unserializable: true };
+  }
+  const redacted = redactText(json);
+  if (redacted.length > RUN_DETAIL_MAX_CHARS) return { truncated: true, preview: redacted.slice(0, RUN_DETAIL_MAX_CHARS) };
+  try {
+    return JSON.parse(redacted);
+  } catch {
+    // A redaction that cut through JSON syntax: keep the text.
+    return { redacted: redacted };
+  }
 }
 
 /** The row of one run as `jsonb_to_recordset` reads it; `position` keeps the batch's order (ids follow it). */
@@ -26,6 +54,8 @@ function asRow(run: HookRunRecord, position: number) {
     outcome: run.outcome,
     console: run.console,
     error: run.error,
+    input: run.input ?? null,
+    output: run.output ?? null,
   };
 }
 
@@ -68,10 +98,11 @@ export class HookRunLog {
       const batch = this.queue.splice(0, RUN_LOG_BATCH);
       try {
         await sql`
-          insert into hook_runs (hook_id, hook_name, trigger, started_at, duration_ms, outcome, console, error)
-          select hooks.id, run.hook_name, run.trigger, run.started_at, run.duration_ms, run.outcome, run.console, run.error
+          insert into hook_runs (hook_id, hook_name, trigger, started_at, duration_ms, outcome, console, error, input, output)
+          select hooks.id, run.hook_name, run.trigger, run.started_at, run.duration_ms, run.outcome, run.console, run.error, run.input, run.output
           from jsonb_to_recordset(${JSON.stringify(batch.map(asRow))}::jsonb) as run(
-            position integer, hook_id text, hook_name text, trigger text, started_at timestamptz, duration_ms integer, outcome text, console jsonb, error text)
+            position integer, hook_id text, hook_name text, trigger text, started_at timestamptz, duration_ms integer, outcome text, console jsonb, error text,
+            input jsonb, output jsonb)
           left join hooks on hooks.id = run.hook_id
           order by run.position`.execute(this.db);
       } catch (error) {

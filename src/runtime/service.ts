@@ -4,7 +4,7 @@ import type { PlatformContext } from '../platform/context.js';
 import { ReadCache } from '../platform/read-cache.js';
 import { HookCapabilities, redact, redactable, type Grants, type HookDb } from './capabilities.js';
 import { DEFAULT_EGRESS_LIMITS, EgressPolicy, type EgressLimits } from './egress.js';
-import { HookRunLog, type HookRunRecord } from './run-log.js';
+import { HookRunLog, runDetail, type HookRunRecord } from './run-log.js';
 import type { HookResponse, SandboxFailureKind, SandboxOutcome } from './sandbox.js';
 import { DEFAULT_WORKERS, SandboxPool } from './sandbox-pool.js';
 
@@ -111,7 +111,7 @@ export class HookRuntime {
     const result: HookResult = outcome.ok
       ? { ok: true, value: outcome.value, instance: outcome.instance, durationMs, ...(outcome.response ? { response: outcome.response } : {}) }
       : { ok: false, error: { kind: outcome.kind, message: safeError(outcome.message, secrets) }, durationMs };
-    this.runLog.record(runRecord(invocation, startedAt, result, consoleLines.map((line) => redact(line, secrets))));
+    this.runLog.record(runRecord(invocation, startedAt, result, consoleLines.map((line) => redact(line, secrets)), (text) => redact(text, secrets)));
     return result;
   }
 
@@ -150,7 +150,7 @@ function safeError(message: string, secrets: readonly string[]): string {
   return redact(message.slice(0, ERROR_MESSAGE_MAX_CHARS + longest), secrets).slice(0, ERROR_MESSAGE_MAX_CHARS);
 }
 
-function runRecord(invocation: HookInvocation, startedAt: Date, result: HookResult, console: string[]): HookRunRecord {
+function runRecord(invocation: HookInvocation, startedAt: Date, result: HookResult, console: string[], redactText: (text: string) => string): HookRunRecord {
   return {
     hookId: invocation.hook._id,
     hookName: invocation.hook.name,
@@ -160,5 +160,8 @@ function runRecord(invocation: HookInvocation, startedAt: Date, result: HookResu
     outcome: result.ok ? 'ok' : result.error.kind === 'timeout' || result.error.kind === 'memory' ? result.error.kind : 'error',
     console,
     error: result.ok ? null : result.error.message,
+    input: runDetail(invocation.instance, redactText),
+    // A webhook's answer, or what a save hook returned (the record to save), or nothing.
+    output: result.ok ? runDetail(result.response?.body ?? result.value ?? null, redactText) : null,
   };
 }

@@ -88,6 +88,13 @@ export const addTableFieldInput = z.object({
   field: fieldInput,
 });
 
+export const updateTableFieldInput = z.object({
+  tableId: idSchema,
+  /** The field's _id or name. */
+  field: idSchema,
+  description: z.string().max(1000, 'must be at most 1000 characters'),
+});
+
 export const deleteTableInput = z.object({
   _id: idSchema,
   confirm: z.literal(true, { message: 'must be true to delete' }),
@@ -99,3 +106,4 @@ export type CreateTableInput = z.input<typeof createTableInput>;
 export type UpdateTableInput = z.input<typeof updateTableInput>;
 export type AddTableFieldInput = z.input<typeof addTableFieldInput>;
 export type DeleteTableInput = z.input<typeof deleteTableInput>;
+export type UpdateTableFieldInput = z.input<typeof updateTableFieldInput>;

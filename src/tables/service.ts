@@ -23,12 +23,14 @@ import {
   addTableFieldInput,
   createTableInput,
   deleteTableInput,
+  updateTableFieldInput,
   updateTableInput,
   type AddTableFieldInput,
   type CreateTableInput,
   type DeleteTableInput,
   type FieldType,
   type ParsedField,
+  type UpdateTableFieldInput,
   type UpdateTableInput,
 } from './schema.js';
 
@@ -184,6 +186,27 @@ export class TableService {
         resourceType: 'table',
         resourceId: table.id,
         details: { name: table.name, field: auditField(field) },
+      });
+      return toTable((await loadTableSchema(trx, table.id, 'id'))!);
+    });
+  }
+
+  /** Changes a field's description (its metadata); the field is named by _id or name. */
+  async updateTableField(principal: Principal, input: UpdateTableFieldInput): Promise<Table> {
+    const data = parseInput(updateTableFieldInput, input);
+    requirePermission(principal, 'tables:write');
+    return writeTransaction(this.ctx, async (trx) => {
+      const table = await lockTable(trx, data.tableId);
+      const fields = await trx.selectFrom('app_fields').select(['id', 'name']).where('table_id', '=', table.id).execute();
+      const field = fields.find((f) => f.id === data.field) ?? fields.find((f) => f.name.toLowerCase() === data.field.toLowerCase());
+      if (!field) throw notFound(`Field of table '${table.name}'`, data.field);
+      await trx.updateTable('app_fields').set({ description: data.description }).where('id', '=', field.id).execute();
+      await trx.updateTable('app_tables').set({ updated_at: new Date() }).where('id', '=', table.id).execute();
+      await recordAudit(trx, principal, {
+        action: 'table.field.update',
+        resourceType: 'table',
+        resourceId: table.id,
+        details: { name: table.name, field: field.name, descriptionChanged: true },
       });
       return toTable((await loadTableSchema(trx, table.id, 'id'))!);
     });

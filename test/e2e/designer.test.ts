@@ -106,7 +106,15 @@ describe('the designer', () => {
       await page.getByRole('button', { name: 'Add field' }).click();
       await page.getByRole('cell', { name, exact: true }).waitFor();
     }
-    const tableId = (await gqlData(owner, '{ tables { _id name } }')).tables.find((t: { name: string }) => t.name === 'Items')._id;
+    await page.getByLabel('Description of qty', { exact: true }).fill('How many are in stock');
+    await page.getByRole('button', { name: 'Save the description of qty' }).click();
+    await page.getByText('Description of qty saved').waitFor();
+    const items = (await gqlData(owner, '{ tables { _id name fields { name description } } }')).tables.find((t: { name: string }) => t.name === 'Items');
+    expect(items.fields).toEqual([
+      { name: 'label', description: '' },
+      { name: 'qty', description: 'How many are in stock' },
+    ]);
+    const tableId = items._id;
     await gqlData(owner, 'mutation($t: ID!, $c: String!) { createHook(name: "qty-positive", type: "beforeSave", tableId: $t, content: $c) { _id } }', {
       t: tableId,
       c: "async function (instance) { if (instance.qty < 0) throw new Error('Quantity must not be negative'); return instance; }",
@@ -274,6 +282,35 @@ describe('the designer', () => {
     await app.getByRole('navigation', { name: 'Application' }).getByRole('link', { name: 'Deliveries' }).click();
     await app.frameLocator('iframe[title="Deliveries"]').getByRole('cell', { name: 'Harbour' }).waitFor();
     await user.close();
+  });
+
+  it('is usable by keyboard alone: sign in, open a section, create a table', async () => {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(`${server.url}/`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(OWNER.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(OWNER.password);
+    await page.keyboard.press('Enter');
+    const nav = page.getByRole('navigation', { name: 'Designer' });
+    await nav.waitFor();
+    // Tab until the Tables link has the focus, then follow it.
+    for (let i = 0; i < 30 && !(await nav.getByRole('link', { name: 'Tables', exact: true }).evaluate((link) => link === document.activeElement)); i++) {
+      await page.keyboard.press('Tab');
+    }
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Tables', level: 1 }).waitFor();
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('New table');
+    await page.keyboard.press('Enter');
+    // The form's first field takes the focus.
+    await page.keyboard.type('Keyboard');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Keyboard', level: 2 }).waitFor();
+    await context.close();
   });
 
   it('has no serious accessibility violation on any section and works at a phone\'s width', async () => {

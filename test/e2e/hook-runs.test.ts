@@ -45,6 +45,28 @@ describe('hookRuns (the run log through builder GraphQL)', () => {
   });
 });
 
+describe('what a run received and answered', () => {
+  it('is in the run log for an admin, with the secrets redacted, and withheld from a designer', async () => {
+    await gqlData(ownerGql, 'mutation($v: String!) { setEnvironmentVariable(name: "ECHO_TOKEN", value: $v) { name } }', { v: 'echo-token-123456' });
+    await gqlData(ownerGql, 'mutation($c: String!) { createHook(name: "echo-details", type: "webHook", content: $c) { _id } }', {
+      c: 'async function (body) { return { got: body.n, token: env.ECHO_TOKEN }; }',
+    });
+    await postJson(`${server.url}/api/webhook/echo-details`, { n: 7, note: 'echo-token-123456 in the body', big: 'x'.repeat(5000) });
+    await server.server.services.hookRuntime.flushRunLog();
+    const runs = (await gqlData(ownerGql, '{ hookRuns(limit: 1) { runs { hookName input output } } }')).hookRuns.runs;
+    expect(runs[0].hookName).toBe('echo-details');
+    // The body was longer than the run log keeps: a preview, redacted.
+    expect(runs[0].input.truncated).toBe(true);
+    expect(runs[0].input.preview).toContain('"note":"[redacted] in the body"');
+    expect(runs[0].input.preview).toHaveLength(4000);
+    expect(runs[0].output).toEqual({ got: 7, token: '[redacted]' });
+    await gqlData(ownerGql, 'mutation { createUser(email: "details-designer@example.com", password: "designer-pass", role: "designer") { _id } }');
+    const designer = graphqlClient(server.url, await login(server.url, 'details-designer@example.com', 'designer-pass'));
+    const hidden = (await gqlData(designer, '{ hookRuns(limit: 1) { runs { input output detailsVisible } } }')).hookRuns.runs[0];
+    expect(hidden).toEqual({ input: null, output: null, detailsVisible: false });
+  });
+});
+
 describe('what a run printed is readable only by those who may write hooks', () => {
   const SECRET = 'Sup3r-Secret-Value-42';
   let designerGql: ReturnType<typeof graphqlClient>;

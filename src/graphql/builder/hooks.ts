@@ -32,7 +32,11 @@ const typeDefs = /* GraphQL */ `
     console: [String!]
     "The error (environment values redacted); null when the run succeeded or the reader is not an admin with hooks:write."
     error: String
-    "Whether console and error are shown to this reader."
+    "What the run received (the record, or a webhook's body), secrets redacted, cut to 4000 characters of JSON; null unless the reader is an admin with hooks:write."
+    input: JSON
+    "What it answered (a webhook's answer, or what a save hook returned); null when withheld or when the run failed."
+    output: JSON
+    "Whether console, error, input and output are shown to this reader."
     detailsVisible: Boolean!
   }
 

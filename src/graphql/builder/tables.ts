@@ -66,6 +66,8 @@ const typeDefs = /* GraphQL */ `
     updateTable(_id: ID!, name: String, description: String): AppTable!
     "Adds a field; a required field needs a table without rows."
     addTableField(tableId: ID!, field: AppFieldInput!): AppTable!
+    "Changes a field's description; field is its _id or name."
+    updateTableField(tableId: ID!, field: String!, description: String!): AppTable!
     "Drops a table and its records (needs confirm: true)."
     deleteTable(_id: ID!, confirm: Boolean!): Boolean!
   }
@@ -85,6 +87,7 @@ export const tablesModule: GraphQLModule = {
       createTable: (_s, args, ctx) => ctx.services.tables.createTable(requireUser(ctx), withoutNulls(args) as never),
       updateTable: (_s, args, ctx) => ctx.services.tables.updateTable(requireUser(ctx), withoutNulls(args) as never),
       addTableField: (_s, args, ctx) => ctx.services.tables.addTableField(requireUser(ctx), args as never),
+      updateTableField: (_s, args, ctx) => ctx.services.tables.updateTableField(requireUser(ctx), args as never),
       deleteTable: (_s, args, ctx) => ctx.services.tables.deleteTable(requireUser(ctx), args as never),
     },
   },

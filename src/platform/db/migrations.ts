@@ -218,6 +218,18 @@ const MIGRATIONS: Record<string, Migration> = {
       );
     },
   },
+  // What a run received and answered, for the run log of those who may read run details.
+  '0002_hook_run_details': {
+    async up(db) {
+      await runStatements(
+        db,
+        `
+        alter table hook_runs add column input jsonb;
+        alter table hook_runs add column output jsonb
+      `,
+      );
+    },
+  },
 };
 
 /** Runs a script of `;`-terminated statements one by one (PGlite's extended protocol takes one). */

@@ -217,6 +217,9 @@ export interface HookRunsTable {
   outcome: string;
   console: Json<string[]>;
   error: string | null;
+  /** What the run received and answered (redacted, at most RUN_DETAIL_MAX_CHARS of JSON each); null for runs stored before. */
+  input: ColumnType<unknown, string | null | undefined, string | null>;
+  output: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface MailOutboxTable {

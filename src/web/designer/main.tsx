@@ -1,5 +1,5 @@
 // The designer (GET /): a single-page app for people, on the builder GraphQL with the session token.
-import { StrictMode, Suspense, lazy, useCallback, useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react';
+import { StrictMode, Suspense, lazy, useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { createRoot } from 'react-dom/client';
 import '../shared/base.css';
 import './designer.css';
@@ -47,6 +47,9 @@ function routeFromHash(): string[] {
   return location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
 }
 
+/** The route last seen, to tell a change of section from a change within one. */
+let routeFromHashCache = routeFromHash();
+
 export function navigate(...parts: string[]) {
   location.hash = `#/${parts.map(encodeURIComponent).join('/')}`;
 }
@@ -62,8 +65,15 @@ function Designer() {
   const [toasts, setToasts] = useState<{ id: number; text: string }[]>([]);
   const [appTick, setAppTick] = useState(0);
 
+  const mainRef = useRef<HTMLElement>(null);
   useEffect(() => {
-    const onHash = () => setRoute(routeFromHash());
+    const onHash = () => {
+      const next = routeFromHash();
+      // Opening another section moves the focus to it, as a page load would: the next Tab is in the section.
+      if (next[0] !== routeFromHashCache[0]) requestAnimationFrame(() => mainRef.current?.focus());
+      routeFromHashCache = next;
+      setRoute(next);
+    };
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
@@ -142,7 +152,7 @@ function Designer() {
             ))}
           </ul>
         </nav>
-        <main className="designer-main">
+        <main className="designer-main" ref={mainRef} tabIndex={-1} aria-label={current.label}>
           <Suspense fallback={<Loading />}>{current.render(current.path === route[0] ? route.slice(1) : [])}</Suspense>
         </main>
         <div className="toasts" role="status" aria-live="polite">

@@ -117,7 +117,7 @@ function NewFeature({ onCreated }: { onCreated: (id: string) => void }) {
   }
   return (
     <form className="row" onSubmit={create} aria-label="New feature">
-      <TextField label="Name of the new feature" value={name} onChange={setName} required />
+      <TextField label="Name of the new feature" value={name} onChange={setName} required autoFocus />
       <button type="submit" className="primary">
         Create
       </button>

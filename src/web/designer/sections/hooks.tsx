@@ -124,7 +124,7 @@ function NewHook({ tables, onCreated }: { tables: { _id: string; name: string }[
   }
   return (
     <form className="panel" onSubmit={create} aria-label="New hook">
-      <TextField label="Name of the new hook" value={name} onChange={setName} required />
+      <TextField label="Name of the new hook" value={name} onChange={setName} required autoFocus />
       <SelectField label="Type" value={type} onChange={setType} options={TYPES} />
       {needsTable ? <SelectField label="Table" value={tableId || tables[0]?._id || ''} onChange={setTableId} options={tables.map((table) => ({ value: table._id, label: table.name }))} /> : null}
       <ErrorText error={error} />

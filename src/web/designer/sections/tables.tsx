@@ -99,7 +99,7 @@ function NewTable({ onCreated }: { onCreated: (id: string) => void }) {
   }
   return (
     <form className="panel" onSubmit={create} aria-label="New table">
-      <TextField label="Name of the new table" value={name} onChange={setName} required />
+      <TextField label="Name of the new table" value={name} onChange={setName} required autoFocus />
       <TextField label="Description" value={description} onChange={setDescription} />
       <ErrorText error={error} />
       <div className="row">
@@ -144,7 +144,7 @@ function TableDetail({ table, tables, onChanged }: { table: Table; tables: Table
                   </td>
                   <td>{field.required ? 'Yes' : 'No'}</td>
                   <td>{field.unique ? 'Yes' : 'No'}</td>
-                  <td>{field.description}</td>
+                  <td>{canWrite ? <FieldDescription table={table} field={field} onSaved={onChanged} /> : field.description}</td>
                 </tr>
               ))}
             </tbody>
@@ -154,6 +154,35 @@ function TableDetail({ table, tables, onChanged }: { table: Table; tables: Table
       </section>
       {table.operations && table.fields.length ? <Records table={table} operations={table.operations} /> : <p className="muted">Add a field to browse and create records.</p>}
     </article>
+  );
+}
+
+/** A field's description, changed in place (the field's metadata; its name and type stay). */
+function FieldDescription({ table, field, onSaved }: { table: Table; field: Field; onSaved: () => void }) {
+  const { run, toast } = useDesigner();
+  const [description, setDescription] = useState(field.description);
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <form
+      className="row"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setError(null);
+        try {
+          await run(`mutation($t: ID!, $f: String!, $d: String!) { updateTableField(tableId: $t, field: $f, description: $d) { _id } }`, { t: table._id, f: field._id, d: description });
+          toast(`Description of ${field.name} saved`);
+          onSaved();
+        } catch (failure) {
+          setError(errorMessage(failure));
+        }
+      }}
+    >
+      <input aria-label={`Description of ${field.name}`} value={description} onChange={(event) => setDescription(event.target.value)} />
+      <button type="submit" disabled={description === field.description} aria-label={`Save the description of ${field.name}`}>
+        Save
+      </button>
+      <ErrorText error={error} />
+    </form>
   );
 }
 
