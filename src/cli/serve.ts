@@ -14,6 +14,7 @@ export async function serve(config: Config): Promise<number> {
     }
   }
   console.log(`Trellis is listening on ${server.url}`);
+  console.log(`Designer: ${server.url}/ · application page: ${server.url}/app`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       console.log(`Received ${signal}, shutting down`);
