@@ -99,7 +99,7 @@ describe('hooks that agents can write without guessing', () => {
       const guideAnswer = JSON.stringify(await client.callTool({ name: 'get_feature_authoring_guide', arguments: {} }));
       expect(guideAnswer).toContain('db.find(table, filter?, { sort?, limit?, offset? }?)');
       expect(guideAnswer).toContain('respond(status, body, headers)');
-      const checked = JSON.stringify(await client.callTool({ name: 'validate_hook_code', arguments: { code: "async () => db.find('Order')" } }));
+      const checked = JSON.stringify(await client.callTool({ name: 'validate_hook_code', arguments: { content: "async () => db.find('Order')" } }));
       expect(checked).toContain("no table is named 'Order'");
     } finally {
       await client.close();

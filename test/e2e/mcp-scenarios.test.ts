@@ -95,10 +95,10 @@ describe('scenario 2: an agent builds a small order-tracking app', () => {
       ['customer', 'reference', false],
     ]);
 
-    const firstCheck = data(await callOk(agent, 'validate_feature_code', { code: draftPage }));
+    const firstCheck = data(await callOk(agent, 'validate_feature_code', { customCode: draftPage }));
     expect(firstCheck.valid).toBe(true);
     expect(firstCheck.warnings.length).toBeGreaterThanOrEqual(2);
-    const secondCheck = data(await callOk(agent, 'validate_feature_code', { code: themedPage }));
+    const secondCheck = data(await callOk(agent, 'validate_feature_code', { customCode: themedPage }));
     expect(secondCheck).toMatchObject({ valid: true, errors: [], warnings: [] });
 
     const created = data(await callOk(agent, 'create_feature', { _id: 'order-tracker', name: 'Order tracker', customCode: themedPage, status: 'draft' }));

@@ -136,8 +136,8 @@ describe('read tools', () => {
     ['list_environment_variables', () => ({}), (d) => expect(d.variables.map((v: { name: string }) => v.name)).toContain('SEED_SECRET')],
     ['get_graphql_schema', () => ({}), (d) => expect(d.sdl).toContain('type Query')],
     ['get_feature_authoring_guide', () => ({}), (d) => expect(d.allowedModules.map((m: { name: string }) => m.name)).toContain('@trellis/ui')],
-    ['validate_feature_code', () => ({ code: PAGE }), (d) => expect(d).toMatchObject({ valid: true, errors: [] })],
-    ['validate_hook_code', () => ({ code: HOOK }), (d) => expect(d).toMatchObject({ valid: true, errors: [] })],
+    ['validate_feature_code', () => ({ customCode: PAGE }), (d) => expect(d).toMatchObject({ valid: true, errors: [] })],
+    ['validate_hook_code', () => ({ content: HOOK }), (d) => expect(d).toMatchObject({ valid: true, errors: [] })],
   ];
 
   it.each(readCases)('%s answers structuredContent matching its output schema and the same data fenced as untrusted', async (name, args, check) => {
@@ -203,13 +203,13 @@ describe('read tools', () => {
       '  return <p className="bg-blue-500" style={{ color: "#ff0000" }}>Hi</p>;',
       '}',
     ].join('\n');
-    const warned = structured(await callOk(client, 'validate_feature_code', { code: styled }));
+    const warned = structured(await callOk(client, 'validate_feature_code', { customCode: styled }));
     expect(warned.valid).toBe(true);
     const warnings = JSON.stringify(warned.warnings);
     expect(warnings).toContain('#ff0000');
     expect(warnings).toContain('bg-blue-500');
     const fetching = 'export default function Page() {\n  fetch("https://example.com");\n  return <p>Hi</p>;\n}\n';
-    const refused = structured(await callOk(client, 'validate_feature_code', { code: fetching }));
+    const refused = structured(await callOk(client, 'validate_feature_code', { customCode: fetching }));
     expect(refused.valid).toBe(false);
     expect(refused.errors[0]).toMatchObject({ line: 2 });
     expect(JSON.stringify(refused.errors)).toContain('fetch');
@@ -217,7 +217,7 @@ describe('read tools', () => {
 
   it('rejects hook code that is not an async function', async () => {
     const { client } = await agent(['config:read']);
-    const result = structured(await callOk(client, 'validate_hook_code', { code: 'function (instance) { return instance; }' }));
+    const result = structured(await callOk(client, 'validate_hook_code', { content: 'function (instance) { return instance; }' }));
     expect(result.valid).toBe(false);
     expect(JSON.stringify(result.errors)).toContain('async');
   });

@@ -65,11 +65,12 @@ export const validateFeatureCodeTool = defineTool({
   title: 'Validate feature JSX',
   description:
     'Dry-run validation of a feature\'s JSX: syntax, allowed imports, runtime rules, and the GraphQL documents it passes to useQuery/useMutation/graphql checked against the application\'s current schema (create the tables first). Never executes the code. Warnings (fixed hex colours, Tailwind colour classes) are informational: use the theme variables from get_feature_authoring_guide instead.',
-  input: z.object({ code: z.string().describe('The complete JSX source of the feature') }),
+  // The same argument name as create_feature and update_feature: what validates is what is saved.
+  input: z.object({ customCode: z.string().describe('The complete JSX source of the feature, as create_feature and update_feature take it') }),
   output: codeValidationOutput,
   annotations: READ,
   async run(services, principal, args) {
-    return { data: plain(await services.features.validateCode(principal, args.code)) };
+    return { data: plain(await services.features.validateCode(principal, args.customCode)) };
   },
 });
 

@@ -66,11 +66,12 @@ export const validateHookCodeTool = defineTool({
   title: 'Validate hook code',
   description:
     'Dry-run check of server-side hook code: syntax (strict mode, as the code runs), the single async function shape `async function (instance) { ... }`, forbidden constructs and size; warns about a db call on a table that does not exist and an env name that is not set. Never executes the code.',
-  input: z.object({ code: z.string().describe('The complete hook code') }),
+  // The same argument name as create_hook and update_hook: what validates is what is saved.
+  input: z.object({ content: z.string().describe('The complete hook code, as create_hook and update_hook take it') }),
   output: codeValidationOutput,
   annotations: READ,
   async run(services, principal, args) {
-    return { data: plain(await services.hooks.validateCode(principal, args.code)) };
+    return { data: plain(await services.hooks.validateCode(principal, args.content)) };
   },
 });
 
