@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idSchema } from '../platform/validation.js';
+import { idSchema, recordRef } from '../platform/validation.js';
 import { PERMISSIONS } from './permissions.js';
 
 const email = z.string().trim().toLowerCase().pipe(z.email('must be a valid e-mail address'));
@@ -47,8 +47,8 @@ export const updateRoleInput = z.object({
 });
 
 export const grantFeatureAccessInput = z.object({
-  featureId: idSchema,
-  roleIds: z.array(idSchema).max(100),
+  featureId: recordRef('feature'),
+  roleIds: z.array(idSchema).min(1, 'must name at least one role').max(100, 'must name at most 100 roles').describe('Role _ids or names (see list_roles)'),
 });
 
 export type CreateUserInput = z.input<typeof createUserInput>;

@@ -8,9 +8,9 @@ const envName = z
   .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must start with a letter or _ and use only letters, digits and _ (at most 128)');
 
 export const setEnvironmentVariableInput = z.object({
-  name: envName,
+  name: envName.describe('Letters, digits and _; starts with a letter or _'),
   /** The secret; its size is checked by the service (PAYLOAD_TOO_LARGE). */
-  value: z.string(),
+  value: z.string().describe('The secret value (at most 64 KB); never readable again, only hooks get it as env.<name>'),
 });
 
 export const deleteEnvironmentVariableInput = z.object({

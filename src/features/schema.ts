@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { codePatchesSchema } from '../platform/code-edits.js';
-import { idSchema } from '../platform/validation.js';
+import { confirmTrue, recordRef } from '../platform/validation.js';
 
 /** Feature code limit (spec section 8): 1 MB of UTF-8. */
 export const FEATURE_CODE_MAX_BYTES = 1_048_576;
@@ -18,38 +18,42 @@ const featureName = z.string().trim().min(1, 'must not be empty').max(100, 'must
 const description = z.string().max(2000, 'must be at most 2000 characters');
 const status = z.enum(FEATURE_STATUSES, { message: `must be one of ${FEATURE_STATUSES.join(', ')}` });
 
+// One contract per operation: the MCP tools, GraphQL and the CLI take these schemas as they are,
+// so tools/list states every constraint the service checks (descriptions included).
 export const createFeatureInput = z.object({
-  _id: featureId.optional(),
-  name: featureName,
+  _id: featureId.optional().describe('Optional _id: 2-64 lowercase letters, digits and -; derived from the name when omitted'),
+  name: featureName.describe('Display name, unique'),
   description: description.default(''),
   /** JSX; its size is checked by the service (PAYLOAD_TOO_LARGE). */
-  customCode: z.string(),
-  status: status.default('draft'),
+  customCode: z.string().describe('The JSX source (at most 1 MB): one default-exported component'),
+  status: status.default('draft').describe('draft (default) or published'),
 });
 
 export const updateFeatureInput = z.object({
-  _id: idSchema,
+  _id: recordRef('feature'),
   name: featureName.optional(),
   description: description.optional(),
-  customCode: z.string().optional(),
-  status: status.optional(),
+  customCode: z.string().optional().describe('The complete new JSX source'),
+  status: status.optional().describe('draft or published; publishing makes this version the one the application page runs'),
 });
 
 export const editFeatureCodeInput = z.object({
-  _id: idSchema,
+  _id: recordRef('feature'),
   patches: codePatchesSchema,
   status: status.optional(),
 });
 
 export const deleteFeatureInput = z.object({
-  _id: idSchema,
-  confirm: z.literal(true, { message: 'must be true to delete' }),
+  _id: recordRef('feature'),
+  confirm: confirmTrue,
 });
 
 export const listFeaturesInput = z.object({
   /** Case-insensitive substring of the name or the `_id`. */
-  query: z.string().max(200, 'must be at most 200 characters').optional(),
+  query: z.string().max(200, 'must be at most 200 characters').optional().describe('Substring of the name or _id (any letter case)'),
 });
+
+export const featureRefInput = z.object({ _id: recordRef('feature') });
 
 export type CreateFeatureInput = z.input<typeof createFeatureInput>;
 export type UpdateFeatureInput = z.input<typeof updateFeatureInput>;

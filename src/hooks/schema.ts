@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { codePatchesSchema } from '../platform/code-edits.js';
-import { idSchema } from '../platform/validation.js';
+import { confirmTrue, idSchema, recordRef } from '../platform/validation.js';
 
 /** Hook code limit (spec section 8): 200 KB of UTF-8. */
 export const HOOK_CODE_MAX_BYTES = 204_800;
@@ -27,13 +27,15 @@ const hookType = z.enum(HOOK_TYPES, { message: `must be one of ${HOOK_TYPES.join
 const hookName = z.string().trim();
 /** Server-side JavaScript; its size is checked by the service (PAYLOAD_TOO_LARGE). */
 const content = z.string().refine((code) => code.trim().length > 0, 'must not be empty');
+const tableRef = recordRef('table');
 
+// One contract per operation: the MCP tools and GraphQL take these schemas as they are.
 export const createHookInput = z
   .object({
-    name: hookName,
+    name: hookName.describe('webHook: 2-64 letters, digits, _ and - (it is the URL /api/webhook/<name>); save hooks: 1-100 letters, digits, space, _ and -'),
     type: hookType,
-    tableId: idSchema.optional(),
-    content,
+    tableId: tableRef.optional().describe("The table's _id or name; required for beforeSave and afterSave"),
+    content: content.describe('The hook code (at most 200 KB): one `async function (instance) { ... }`'),
   })
   .superRefine((input, ctx) => {
     const problem = hookNameProblem(input.type, input.name);
@@ -45,26 +47,28 @@ export const createHookInput = z
 
 /** The type of a hook never changes; the name is checked against it by the service. */
 export const updateHookInput = z.object({
-  _id: idSchema,
+  _id: recordRef('hook'),
   name: hookName.optional(),
-  tableId: idSchema.optional(),
-  content: content.optional(),
+  tableId: tableRef.optional(),
+  content: content.optional().describe('The complete new hook code'),
 });
 
 export const editHookCodeInput = z.object({
-  _id: idSchema,
+  _id: recordRef('hook'),
   patches: codePatchesSchema,
 });
 
 export const deleteHookInput = z.object({
-  _id: idSchema,
-  confirm: z.literal(true, { message: 'must be true to delete' }),
+  _id: recordRef('hook'),
+  confirm: confirmTrue,
 });
 
 export const listHooksInput = z.object({
   type: hookType.optional(),
-  tableId: idSchema.optional(),
+  tableId: tableRef.optional(),
 });
+
+export const hookRefInput = z.object({ _id: recordRef('hook') });
 
 export const listHookRunsInput = z.object({
   hookId: idSchema.optional(),

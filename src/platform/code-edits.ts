@@ -6,8 +6,8 @@ import { badInput } from './errors.js';
 export const codePatchesSchema = z
   .array(
     z.object({
-      old_str: z.string().min(1, 'must not be empty'),
-      new_str: z.string(),
+      old_str: z.string().min(1, 'must not be empty').describe('Exact text in the current code; must occur exactly once'),
+      new_str: z.string().describe('Replacement text'),
     }),
   )
   .min(1, 'must hold at least one patch')

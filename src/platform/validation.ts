@@ -57,6 +57,12 @@ function textProblem(text: string, field: string): { field: string; message: str
 /** A record id as accepted in every adapter. */
 export const idSchema = z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
 
+/** An argument naming a record of `what` (D15): its `_id` or its unique name; the description tools/list shows. */
+export const recordRef = (what: string) => idSchema.describe(`The ${what}'s _id, or its name (any letter case)`);
+
+/** The flag every deletion needs. */
+export const confirmTrue = z.literal(true, { message: 'must be true to delete' }).describe('Must be true: the deletion cannot be undone');
+
 /** Identifier-like names (tables, fields): a letter, then letters, digits or `_`. */
 export const identifierSchema = z
   .string()

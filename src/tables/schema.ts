@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idSchema, identifierSchema } from '../platform/validation.js';
+import { confirmTrue, idSchema, identifierSchema, recordRef } from '../platform/validation.js';
 
 export const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'datetime', 'json', 'reference', 'multi-reference'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -43,7 +43,7 @@ export const fieldInput = z
     type: z.enum(FIELD_TYPES, { message: `must be one of ${FIELD_TYPES.join(', ')}` }),
     required: flag,
     unique: flag,
-    referenceTableId: idSchema.nullish(),
+    referenceTableId: idSchema.nullish().describe("reference and multi-reference only: the referenced table's _id or name (in create_table, the new table's own name for a self-reference)"),
     description,
   })
   .superRefine((field, ctx) => {
@@ -58,7 +58,7 @@ export const fieldInput = z
 
 export const createTableInput = z
   .object({
-    name: identifierSchema,
+    name: identifierSchema.describe('Letters, digits and _; starts with a letter; unique. It becomes GraphQL names (Orders -> listOrders, updateOrders)'),
     description,
     fields: z
       .array(fieldInput)
@@ -78,26 +78,26 @@ export const createTableInput = z
   });
 
 export const updateTableInput = z.object({
-  _id: idSchema,
+  _id: recordRef('table'),
   name: identifierSchema.optional(),
   description: z.string().max(1000, 'must be at most 1000 characters').optional(),
 });
 
 export const addTableFieldInput = z.object({
-  tableId: idSchema,
+  tableId: recordRef('table'),
   field: fieldInput,
 });
 
 export const updateTableFieldInput = z.object({
-  tableId: idSchema,
+  tableId: recordRef('table'),
   /** The field's _id or name. */
   field: idSchema,
   description: z.string().max(1000, 'must be at most 1000 characters'),
 });
 
 export const deleteTableInput = z.object({
-  _id: idSchema,
-  confirm: z.literal(true, { message: 'must be true to delete' }),
+  _id: recordRef('table'),
+  confirm: confirmTrue,
 });
 
 export type FieldInput = z.input<typeof fieldInput>;
@@ -105,5 +105,7 @@ export type ParsedField = z.infer<typeof fieldInput>;
 export type CreateTableInput = z.input<typeof createTableInput>;
 export type UpdateTableInput = z.input<typeof updateTableInput>;
 export type AddTableFieldInput = z.input<typeof addTableFieldInput>;
+export const tableRefInput = z.object({ _id: recordRef('table') });
+
 export type DeleteTableInput = z.input<typeof deleteTableInput>;
 export type UpdateTableFieldInput = z.input<typeof updateTableFieldInput>;

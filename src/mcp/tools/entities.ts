@@ -1,16 +1,7 @@
 import { z } from 'zod';
 import { CREATE, READ, UPDATE, defineTool } from './types.js';
-import { plain, recordId } from './shared.js';
-
-const fieldType = z.enum(['text', 'number', 'boolean', 'date', 'datetime', 'json', 'reference', 'multi-reference']);
-const field = z.object({
-  name: z.string().describe('Letters, digits and _; starts with a letter'),
-  type: fieldType,
-  required: z.boolean().optional(),
-  unique: z.boolean().optional(),
-  referenceTableId: z.string().optional().describe('For reference and multi-reference: the target table\'s _id (or name)'),
-  description: z.string().optional(),
-});
+import { addTableFieldInput, createTableInput, tableRefInput, updateTableInput } from '../../tables/schema.js';
+import { plain } from './shared.js';
 
 export const listEntities = defineTool({
   name: 'list_entities',
@@ -50,7 +41,7 @@ export const getEntityDetails = defineTool({
   scope: 'config:read',
   title: 'Get an entity (table)',
   description: 'Returns one table with every field: type, required, unique, reference target.',
-  input: z.object({ _id: recordId('table') }),
+  input: tableRefInput,
   output: z.object({ entity: z.record(z.string(), z.unknown()) }),
   annotations: READ,
   cacheable: true,
@@ -64,11 +55,7 @@ export const createTable = defineTool({
   scope: 'tables:write',
   title: 'Create a table',
   description: 'Creates a table with fields. The name becomes GraphQL names (e.g. Orders -> updateOrders), so use PascalCase letters and digits.',
-  input: z.object({
-    name: z.string().describe('Letters, digits and _; starts with a letter; unique'),
-    description: z.string().optional(),
-    fields: z.array(field).max(200).optional(),
-  }),
+  input: createTableInput,
   annotations: CREATE,
   async run(services, principal, args) {
     return { data: { entity: plain(await services.tables.createTable(principal, args)) } };
@@ -80,7 +67,7 @@ export const updateTable = defineTool({
   scope: 'tables:write',
   title: 'Update table metadata',
   description: 'Renames a table or changes its description. Data and fields are kept.',
-  input: z.object({ _id: recordId('table'), name: z.string().optional(), description: z.string().optional() }),
+  input: updateTableInput,
   annotations: UPDATE,
   async run(services, principal, args) {
     return { data: { entity: plain(await services.tables.updateTable(principal, args)) } };
@@ -92,7 +79,7 @@ export const addTableField = defineTool({
   scope: 'tables:write',
   title: 'Add a field to a table',
   description: 'Adds one field to a table. A required field can only be added to a table without rows.',
-  input: z.object({ tableId: recordId('table'), field }),
+  input: addTableFieldInput,
   annotations: CREATE,
   async run(services, principal, args) {
     return { data: { entity: plain(await services.tables.addTableField(principal, args)) } };

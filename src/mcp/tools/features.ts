@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { unifiedDiff } from '../../platform/code-patches.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
-import { codeValidationOutput, confirmFlag, patchList, plain, recordId } from './shared.js';
+import {
+  createFeatureInput,
+  deleteFeatureInput,
+  editFeatureCodeInput,
+  featureRefInput,
+  listFeaturesInput,
+  updateFeatureInput,
+} from '../../features/schema.js';
+import { codeValidationOutput, plain } from './shared.js';
 
 const status = z.enum(['draft', 'published']);
 const featureSummary = z.object({
@@ -20,7 +28,7 @@ export const listFeatures = defineTool({
   scope: 'config:read',
   title: 'List features',
   description: 'Lists the application\'s features (pages) without their code. `query` filters by a case-insensitive substring of the name or _id.',
-  input: z.object({ query: z.string().max(200).optional().describe('Substring of the name or _id') }),
+  input: listFeaturesInput,
   output: z.object({ features: z.array(featureSummary) }),
   annotations: READ,
   cacheable: true,
@@ -50,7 +58,7 @@ export const getFeatureDetails = defineTool({
   scope: 'config:read',
   title: 'Get a feature',
   description: 'Returns one feature with its current customCode (JSX), status, versions and the role ids that see it.',
-  input: z.object({ _id: recordId('feature') }),
+  input: featureRefInput,
   output: z.object({ feature: z.record(z.string(), z.unknown()) }),
   annotations: READ,
   cacheable: true,
@@ -80,13 +88,7 @@ export const createFeature = defineTool({
   title: 'Create a feature',
   description:
     'Creates a feature (a JSX page) through the builder\'s resolver: _id validation, default role permissions, versioning. Validate the code with validate_feature_code first; code with errors is refused.',
-  input: z.object({
-    _id: z.string().optional().describe('Optional _id: 2-64 lowercase letters, digits and -; derived from the name when omitted'),
-    name: z.string().describe('Display name, unique'),
-    description: z.string().optional(),
-    customCode: z.string().describe('The JSX source: one default-exported component'),
-    status: status.optional().describe('draft (default) or published'),
-  }),
+  input: createFeatureInput,
   annotations: CREATE,
   async run(services, principal, args) {
     const { warnings, ...feature } = await services.features.createFeature(principal, args);
@@ -100,13 +102,7 @@ export const updateFeature = defineTool({
   title: 'Update a feature',
   description:
     'Updates a feature\'s name, description, code or status. status draft/published runs the builder\'s versioning flow. When customCode is given it replaces the code in full and the answer carries a unified diff and the validator\'s warnings about the stored code.',
-  input: z.object({
-    _id: recordId('feature'),
-    name: z.string().optional(),
-    description: z.string().optional(),
-    customCode: z.string().optional().describe('The complete new JSX source'),
-    status: status.optional(),
-  }),
+  input: updateFeatureInput,
   annotations: UPDATE,
   async run(services, principal, args) {
     const { feature, previousCode, warnings } = await services.features.updateFeature(principal, args);
@@ -123,7 +119,7 @@ export const editFeatureCode = defineTool({
   title: 'Edit feature code',
   description:
     'Applies old_str/new_str patches to the feature\'s current code, validates the result, saves it as a new version and returns a unified diff. A patch that does not match exactly once rejects the whole edit and nothing is written.',
-  input: z.object({ _id: recordId('feature'), patches: patchList, status: status.optional() }),
+  input: editFeatureCodeInput,
   annotations: UPDATE,
   async run(services, principal, args) {
     const { feature, previousCode, warnings } = await services.features.editFeatureCode(principal, args);
@@ -139,7 +135,7 @@ export const deleteFeature = defineTool({
   scope: 'config:delete',
   title: 'Delete a feature',
   description: 'Deletes a feature and its versions. Requires confirm: true.',
-  input: z.object({ _id: recordId('feature'), confirm: confirmFlag }),
+  input: deleteFeatureInput,
   annotations: DELETE,
   async run(services, principal, args) {
     await services.features.deleteFeature(principal, args);

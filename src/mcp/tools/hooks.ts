@@ -1,16 +1,15 @@
 import { z } from 'zod';
 import { unifiedDiff } from '../../platform/code-patches.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
-import { codeValidationOutput, confirmFlag, patchList, plain, recordId } from './shared.js';
-
-const hookType = z.enum(['beforeSave', 'afterSave', 'webHook']);
+import { createHookInput, deleteHookInput, editHookCodeInput, hookRefInput, listHooksInput, updateHookInput } from '../../hooks/schema.js';
+import { codeValidationOutput, plain } from './shared.js';
 
 export const listHooks = defineTool({
   name: 'list_hooks',
   scope: 'config:read',
   title: 'List hooks',
   description: 'Lists server-side hooks without their code, optionally filtered by type or table.',
-  input: z.object({ type: hookType.optional(), tableId: z.string().optional().describe('The table\'s _id') }),
+  input: listHooksInput,
   output: z.object({
     hooks: z.array(
       z.object({
@@ -51,7 +50,7 @@ export const getHookDetails = defineTool({
   scope: 'config:read',
   title: 'Get a hook',
   description: 'Returns one hook with its code (content), type, table and version.',
-  input: z.object({ _id: recordId('hook') }),
+  input: hookRefInput,
   output: z.object({ hook: z.record(z.string(), z.unknown()) }),
   annotations: READ,
   cacheable: true,
@@ -81,12 +80,7 @@ export const createHook = defineTool({
   title: 'Create a hook',
   description:
     'Creates a server-side hook: beforeSave/afterSave on a table (tableId required) or webHook (public endpoint /api/webhook/<name>; name 2-64 letters, digits, _ and -). Code is `async function (instance) { ... }`. Every owner is e-mailed.',
-  input: z.object({
-    name: z.string(),
-    type: hookType,
-    tableId: z.string().optional().describe('The table\'s _id; required for beforeSave and afterSave'),
-    content: z.string().describe('The hook code: one async function'),
-  }),
+  input: createHookInput,
   annotations: CREATE,
   async run(services, principal, args) {
     const hook = await services.hooks.createHook(principal, args);
@@ -99,12 +93,7 @@ export const updateHook = defineTool({
   scope: 'hooks:write',
   title: 'Update a hook',
   description: 'Updates a hook\'s name, table or code. When content is given it replaces the code in full and the answer carries a unified diff.',
-  input: z.object({
-    _id: recordId('hook'),
-    name: z.string().optional(),
-    tableId: z.string().optional(),
-    content: z.string().optional().describe('The complete new hook code'),
-  }),
+  input: updateHookInput,
   annotations: UPDATE,
   async run(services, principal, args) {
     const { hook, previousContent } = await services.hooks.updateHook(principal, args);
@@ -121,7 +110,7 @@ export const editHookCode = defineTool({
   title: 'Edit hook code',
   description:
     'Applies old_str/new_str patches to the hook\'s current code, validates the result, saves it and returns a unified diff. A patch that does not match exactly once rejects the whole edit and nothing is written.',
-  input: z.object({ _id: recordId('hook'), patches: patchList }),
+  input: editHookCodeInput,
   annotations: UPDATE,
   async run(services, principal, args) {
     const { hook, previousContent } = await services.hooks.editHookCode(principal, args);
@@ -137,7 +126,7 @@ export const deleteHook = defineTool({
   scope: 'config:delete',
   title: 'Delete a hook',
   description: 'Deletes a hook. Requires confirm: true.',
-  input: z.object({ _id: recordId('hook'), confirm: confirmFlag }),
+  input: deleteHookInput,
   annotations: DELETE,
   async run(services, principal, args) {
     await services.hooks.deleteHook(principal, args);

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { READ, UPSERT, defineTool } from './types.js';
-import { plain, recordId } from './shared.js';
+import { grantFeatureAccessInput } from '../../access/schema.js';
+import { setEnvironmentVariableInput } from '../../envvars/schema.js';
+import { upsertMenuInput } from '../../menus/schema.js';
+import { plain } from './shared.js';
 
 export const listMenus = defineTool({
   name: 'list_menus',
@@ -21,13 +24,7 @@ export const upsertMenu = defineTool({
   scope: 'menus:write',
   title: 'Create or replace a menu',
   description: 'Creates a navigation menu, or replaces the entries of the menu with the same name. Each entry points at /feature/<feature_id> of an existing feature.',
-  input: z.object({
-    name: z.string(),
-    entries: z
-      .array(z.object({ label: z.string(), path: z.string().describe('/feature/<feature_id>') }))
-      .max(100),
-    position: z.number().int().min(0).optional().describe('Sort order among menus'),
-  }),
+  input: upsertMenuInput,
   annotations: UPSERT,
   async run(services, principal, args) {
     return { data: plain({ ...(await services.menus.upsertMenu(principal, args)) }) };
@@ -53,7 +50,7 @@ export const grantFeatureAccess = defineTool({
   scope: 'roles:write',
   title: 'Grant roles access to a feature',
   description: 'Lets the given roles see a feature. Answers the ids of every role that now sees it.',
-  input: z.object({ featureId: recordId('feature'), roleIds: z.array(z.string()).min(1).max(100).describe('Role _ids or names (see list_roles)') }),
+  input: grantFeatureAccessInput,
   annotations: UPSERT,
   async run(services, principal, args) {
     return { data: { featureId: args.featureId, roleIds: await services.access.grantFeatureAccess(principal, args) } };
@@ -80,7 +77,7 @@ export const setEnvironmentVariable = defineTool({
   scope: 'env:write',
   title: 'Set an environment variable',
   description: 'Creates or updates an environment variable. The value is encrypted at rest and can never be read back through any API; only hook code sees it.',
-  input: z.object({ name: z.string().describe('Letters, digits and _'), value: z.string().describe('The secret value') }),
+  input: setEnvironmentVariableInput,
   annotations: UPSERT,
   async run(services, principal, args) {
     const result = await services.envVars.setEnvironmentVariable(principal, args);
