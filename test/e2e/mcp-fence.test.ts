@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { SCOPES } from '../../src/access/permissions.js';
 import { TOOLS } from '../../src/mcp/tools/index.js';
 import { connectMcp, createUserKey } from '../helpers/mcp.js';
@@ -14,6 +15,15 @@ const FEATURE_CODE = `export default function Page() {\n  return <p title="${MAR
 const HOOK_CODE = `async function planted(instance) {\n  // ${PLANT}\n  return '${MARK}';\n}`;
 
 type Result = Awaited<ReturnType<Client['callTool']>>;
+
+/** The schema with every object strict, so that a field the answer has and the schema lacks fails. */
+function strictly(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodObject) return z.strictObject(Object.fromEntries(Object.entries(schema.shape).map(([key, value]) => [key, strictly(value as z.ZodType)])));
+  if (schema instanceof z.ZodArray) return z.array(strictly(schema.element as z.ZodType));
+  if (schema instanceof z.ZodOptional) return strictly(schema.unwrap() as z.ZodType).optional();
+  if (schema instanceof z.ZodNullable) return strictly(schema.unwrap() as z.ZodType).nullable();
+  return schema;
+}
 
 /** Every occurrence of MARK in `text` lies after `start` and before `end`, and `text` closes no other fence. */
 function expectInside(text: string, start: number, end: number, form: string): void {
@@ -109,6 +119,12 @@ describe('every MCP answer fences application text and caller text, in every for
     }
     const marks = expectFenced(result);
     if (carriesMark) expect(marks).toBeGreaterThan(0);
+    // The payload is what the tool's outputSchema says it is, field by field (strictly: nothing undeclared).
+    const output = TOOLS.find((tool) => tool.name === name)!.output;
+    expect(output, `${name} declares no output`).toBeDefined();
+    const payload = JSON.parse((result.structuredContent as { data: string }).data.replace(/^<data-[0-9a-f]+>|<\/data-[0-9a-f]+>$/g, ''));
+    const checked = strictly(output!).safeParse(payload);
+    expect(checked.success, `${name}: ${JSON.stringify(checked.error?.issues.slice(0, 3))}`).toBe(true);
   });
 
   it.each([

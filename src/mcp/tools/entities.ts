@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CREATE, READ, UPDATE, defineTool } from './types.js';
 import { addTableFieldInput, createTableInput, tableRefInput, updateTableInput } from '../../tables/schema.js';
-import { plain } from './shared.js';
+import { entityOutput, plain } from './shared.js';
 
 export const listEntities = defineTool({
   name: 'list_entities',
@@ -42,7 +42,7 @@ export const getEntityDetails = defineTool({
   title: 'Get an entity (table)',
   description: 'Returns one table with every field: type, required, unique, reference target.',
   input: tableRefInput,
-  output: z.object({ entity: z.record(z.string(), z.unknown()) }),
+  output: z.object({ entity: entityOutput }),
   annotations: READ,
   cacheable: true,
   async run(services, principal, args) {
@@ -56,6 +56,7 @@ export const createTable = defineTool({
   title: 'Create a table',
   description: 'Creates a table with fields. The name becomes GraphQL names (e.g. Orders -> updateOrders), so use PascalCase letters and digits.',
   input: createTableInput,
+  output: z.object({ entity: entityOutput }),
   annotations: CREATE,
   async run(services, principal, args) {
     return { data: { entity: plain(await services.tables.createTable(principal, args)) } };
@@ -68,6 +69,7 @@ export const updateTable = defineTool({
   title: 'Update table metadata',
   description: 'Renames a table or changes its description. Data and fields are kept.',
   input: updateTableInput,
+  output: z.object({ entity: entityOutput }),
   annotations: UPDATE,
   async run(services, principal, args) {
     return { data: { entity: plain(await services.tables.updateTable(principal, args)) } };
@@ -80,6 +82,7 @@ export const addTableField = defineTool({
   title: 'Add a field to a table',
   description: 'Adds one field to a table. A required field can only be added to a table without rows.',
   input: addTableFieldInput,
+  output: z.object({ entity: entityOutput }),
   annotations: CREATE,
   async run(services, principal, args) {
     return { data: { entity: plain(await services.tables.addTableField(principal, args)) } };

@@ -9,7 +9,7 @@ import {
   listFeaturesInput,
   updateFeatureInput,
 } from '../../features/schema.js';
-import { codeValidationOutput, plain } from './shared.js';
+import { codeValidationOutput, diffOutput, featureOutput, findingOutput, plain } from './shared.js';
 
 const status = z.enum(['draft', 'published']);
 const featureSummary = z.object({
@@ -59,7 +59,7 @@ export const getFeatureDetails = defineTool({
   title: 'Get a feature',
   description: 'Returns one feature with its current customCode (JSX), status, versions and the role ids that see it.',
   input: featureRefInput,
-  output: z.object({ feature: z.record(z.string(), z.unknown()) }),
+  output: z.object({ feature: featureOutput.extend({ customCode: z.string() }) }),
   annotations: READ,
   cacheable: true,
   async run(services, principal, args) {
@@ -89,6 +89,7 @@ export const createFeature = defineTool({
   description:
     'Creates a feature (a JSX page) through the builder\'s resolver: _id validation, default role permissions, versioning. Validate the code with validate_feature_code first; code with errors is refused.',
   input: createFeatureInput,
+  output: z.object({ feature: featureOutput, warnings: z.array(findingOutput), path: z.string().describe('/feature/<_id>, the path menus point at') }),
   annotations: CREATE,
   async run(services, principal, args) {
     const { warnings, ...feature } = await services.features.createFeature(principal, args);
@@ -103,6 +104,7 @@ export const updateFeature = defineTool({
   description:
     'Updates a feature\'s name, description, code or status. status draft/published runs the builder\'s versioning flow. When customCode is given it replaces the code in full and the answer carries a unified diff and the validator\'s warnings about the stored code.',
   input: updateFeatureInput,
+  output: z.object({ feature: featureOutput, warnings: z.array(findingOutput), diff: diffOutput.optional() }),
   annotations: UPDATE,
   async run(services, principal, args) {
     const { feature, previousCode, warnings } = await services.features.updateFeature(principal, args);
@@ -120,6 +122,7 @@ export const editFeatureCode = defineTool({
   description:
     'Applies old_str/new_str patches to the feature\'s current code, validates the result, saves it as a new version and returns a unified diff. A patch that does not match exactly once rejects the whole edit and nothing is written.',
   input: editFeatureCodeInput,
+  output: z.object({ feature: featureOutput, warnings: z.array(findingOutput), diff: diffOutput }),
   annotations: UPDATE,
   async run(services, principal, args) {
     const { feature, previousCode, warnings } = await services.features.editFeatureCode(principal, args);
@@ -136,6 +139,7 @@ export const deleteFeature = defineTool({
   title: 'Delete a feature',
   description: 'Deletes a feature and its versions. Requires confirm: true.',
   input: deleteFeatureInput,
+  output: z.object({ deleted: z.string() }),
   annotations: DELETE,
   async run(services, principal, args) {
     await services.features.deleteFeature(principal, args);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { unifiedDiff } from '../../platform/code-patches.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
 import { createHookInput, deleteHookInput, editHookCodeInput, hookRefInput, listHooksInput, updateHookInput } from '../../hooks/schema.js';
-import { codeValidationOutput, plain } from './shared.js';
+import { codeValidationOutput, diffOutput, hookOutput, plain } from './shared.js';
 
 export const listHooks = defineTool({
   name: 'list_hooks',
@@ -51,7 +51,7 @@ export const getHookDetails = defineTool({
   title: 'Get a hook',
   description: 'Returns one hook with its code (content), type, table and version.',
   input: hookRefInput,
-  output: z.object({ hook: z.record(z.string(), z.unknown()) }),
+  output: z.object({ hook: hookOutput.extend({ content: z.string() }) }),
   annotations: READ,
   cacheable: true,
   async run(services, principal, args) {
@@ -81,6 +81,7 @@ export const createHook = defineTool({
   description:
     'Creates a server-side hook: beforeSave/afterSave on a table (tableId required) or webHook (public endpoint /api/webhook/<name>; name 2-64 letters, digits, _ and -). Code is `async function (instance) { ... }`. Every owner is e-mailed.',
   input: createHookInput,
+  output: z.object({ hook: hookOutput }),
   annotations: CREATE,
   async run(services, principal, args) {
     const hook = await services.hooks.createHook(principal, args);
@@ -94,6 +95,7 @@ export const updateHook = defineTool({
   title: 'Update a hook',
   description: 'Updates a hook\'s name, table or code. When content is given it replaces the code in full and the answer carries a unified diff.',
   input: updateHookInput,
+  output: z.object({ hook: hookOutput, diff: diffOutput.optional() }),
   annotations: UPDATE,
   async run(services, principal, args) {
     const { hook, previousContent } = await services.hooks.updateHook(principal, args);
@@ -111,6 +113,7 @@ export const editHookCode = defineTool({
   description:
     'Applies old_str/new_str patches to the hook\'s current code, validates the result, saves it and returns a unified diff. A patch that does not match exactly once rejects the whole edit and nothing is written.',
   input: editHookCodeInput,
+  output: z.object({ hook: hookOutput, diff: diffOutput }),
   annotations: UPDATE,
   async run(services, principal, args) {
     const { hook, previousContent } = await services.hooks.editHookCode(principal, args);
@@ -127,6 +130,7 @@ export const deleteHook = defineTool({
   title: 'Delete a hook',
   description: 'Deletes a hook. Requires confirm: true.',
   input: deleteHookInput,
+  output: z.object({ deleted: z.string() }),
   annotations: DELETE,
   async run(services, principal, args) {
     await services.hooks.deleteHook(principal, args);

@@ -3,7 +3,7 @@ import { READ, UPSERT, defineTool } from './types.js';
 import { grantFeatureAccessInput } from '../../access/schema.js';
 import { setEnvironmentVariableInput } from '../../envvars/schema.js';
 import { upsertMenuInput } from '../../menus/schema.js';
-import { plain } from './shared.js';
+import { menuOutput, plain, roleOutput } from './shared.js';
 
 export const listMenus = defineTool({
   name: 'list_menus',
@@ -11,7 +11,7 @@ export const listMenus = defineTool({
   title: 'List menus',
   description: 'Lists navigation menus and their entries (label and /feature/<feature_id> path).',
   input: z.object({}),
-  output: z.object({ menus: z.array(z.record(z.string(), z.unknown())) }),
+  output: z.object({ menus: z.array(menuOutput) }),
   annotations: READ,
   cacheable: true,
   async run(services, principal) {
@@ -25,6 +25,7 @@ export const upsertMenu = defineTool({
   title: 'Create or replace a menu',
   description: 'Creates a navigation menu, or replaces the entries of the menu with the same name. Each entry points at /feature/<feature_id> of an existing feature.',
   input: upsertMenuInput,
+  output: z.object({ menu: menuOutput, created: z.boolean() }),
   annotations: UPSERT,
   async run(services, principal, args) {
     return { data: plain({ ...(await services.menus.upsertMenu(principal, args)) }) };
@@ -37,7 +38,7 @@ export const listRoles = defineTool({
   title: 'List roles',
   description: 'Lists roles with their permissions. Roles control which features they see (grant_feature_access).',
   input: z.object({}),
-  output: z.object({ roles: z.array(z.record(z.string(), z.unknown())) }),
+  output: z.object({ roles: z.array(roleOutput) }),
   annotations: READ,
   cacheable: true,
   async run(services, principal) {
@@ -51,6 +52,7 @@ export const grantFeatureAccess = defineTool({
   title: 'Grant roles access to a feature',
   description: 'Lets the given roles see a feature. Answers the ids of every role that now sees it.',
   input: grantFeatureAccessInput,
+  output: z.object({ featureId: z.string(), roleIds: z.array(z.string()).describe('Every role that now sees the feature') }),
   annotations: UPSERT,
   async run(services, principal, args) {
     return { data: { featureId: args.featureId, roleIds: await services.access.grantFeatureAccess(principal, args) } };
@@ -78,6 +80,7 @@ export const setEnvironmentVariable = defineTool({
   title: 'Set an environment variable',
   description: 'Creates or updates an environment variable. The value is encrypted at rest and can never be read back through any API; only hook code sees it.',
   input: setEnvironmentVariableInput,
+  output: z.object({ name: z.string(), created: z.boolean() }),
   annotations: UPSERT,
   async run(services, principal, args) {
     const result = await services.envVars.setEnvironmentVariable(principal, args);
