@@ -324,6 +324,8 @@ export interface HookRun {
   /** What the run received and answered (redacted, cut to 4000 characters of JSON); null when withheld. */
   input: unknown;
   output: unknown;
+  /** How long the run waited for a hook worker (ms); null for runs stored before this was recorded. */
+  queuedMs: number | null;
   /** False when console, error, input and output are withheld from this reader. */
   detailsVisible: boolean;
 }
@@ -350,6 +352,7 @@ function toHookRun(row: Row<'hook_runs'>, detailed: boolean): HookRun {
     error: detailed ? row.error : null,
     input: detailed ? (row.input ?? null) : null,
     output: detailed ? (row.output ?? null) : null,
+    queuedMs: row.queued_ms,
     detailsVisible: detailed,
   };
 }

@@ -24,6 +24,8 @@ export interface IsolatedOutcome {
   outcome: SandboxOutcome;
   /** The run's console lines; none when its thread had to be terminated. */
   console: string[];
+  /** How long it waited for a worker (milliseconds), as the run log shows it. */
+  queuedMs?: number;
 }
 
 export interface SandboxPoolOptions {
@@ -148,7 +150,18 @@ export class SandboxPool {
     if (this.closed) return Promise.resolve(RUNTIME_FAILED);
     return new Promise((resolve) => {
       const now = performance.now();
-      this.waiting.push({ seq: -1, code, cacheKey, globals, exclusive: Object.keys(globals.host).length > 0, queued: now, started: 0, abort: undefined, resolve });
+      const pending: PendingRun = {
+        seq: -1,
+        code,
+        cacheKey,
+        globals,
+        exclusive: Object.keys(globals.host).length > 0,
+        queued: now,
+        started: 0,
+        abort: undefined,
+        resolve: (result) => resolve({ ...result, queuedMs: Math.round((pending.started || performance.now()) - pending.queued) }),
+      };
+      this.waiting.push(pending);
       this.dispatch();
       this.watchdog ??= setInterval(() => this.watch(), WATCHDOG_TICK_MS);
     });
@@ -178,21 +191,52 @@ export class SandboxPool {
     for (const worker of this.workers) if (worker.runs.length === 0) this.stop(worker);
   }
 
-  /** Gives waiting runs, in order, to workers that may take them, and starts workers for the rest. */
+  /** Gives waiting runs, in fair order (see `nextFair`), to workers that may take them, and starts workers for the rest. */
   private dispatch(): void {
     if (this.closed) {
       for (const run of this.waiting.splice(0)) run.resolve(RUNTIME_FAILED);
       return;
     }
     while (this.waiting.length > 0) {
-      const run = this.waiting[0]!;
+      const index = this.nextFair();
+      if (index === -1) break;
+      const run = this.waiting[index]!;
       const worker = this.workerFor(run);
       if (!worker) break;
-      this.waiting.shift();
+      this.waiting.splice(index, 1);
       this.send(worker, run);
     }
     this.grow();
   }
+
+  /**
+   * The waiting run to place next: of the hooks (by code) with runs waiting, the one holding the
+   * fewest workers, its oldest run first. One hook holds at most all workers but one, so a flood
+   * of one hook (or of one caller's calls to it) always leaves a worker for the others, who then
+   * need not wait for the flood's runs to end. -1 when every waiting run is held back by that cap.
+   */
+  private nextFair(): number {
+    const cap = Math.max(1, this.options.maxWorkers - 1);
+    const held = new Map<string, number>();
+    let best = -1;
+    let bestHeld = Infinity;
+    for (let index = 0; index < this.waiting.length; index++) {
+      const key = this.waiting[index]!.cacheKey;
+      let count = held.get(key);
+      if (count === undefined) {
+        count = 0;
+        for (const worker of this.workers) if (worker.runs.some((run) => run.cacheKey === key)) count += 1;
+        held.set(key, count);
+        if (count === 0) return index;
+      }
+      if (count < cap && count < bestHeld) {
+        best = index;
+        bestHeld = count;
+      }
+    }
+    return best;
+  }
+
 
   /**
    * An idle worker for an exclusive run. For another: a worker busy with such runs whose running

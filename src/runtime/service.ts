@@ -95,6 +95,7 @@ export class HookRuntime {
     const started = performance.now();
     let env: Record<string, string> = {};
     let consoleLines: string[] = [];
+    let queuedMs = 0;
     let outcome: SandboxOutcome;
     try {
       env = namesCapability(invocation.hook.content, 'env') ? await this.loadEnvironment() : {};
@@ -102,6 +103,7 @@ export class HookRuntime {
       const isolated = await this.sandbox.run(invocation.hook.content, capabilities.globals(grantsOf(invocation, env)), invocation.hook.contentSha256);
       outcome = isolated.outcome;
       consoleLines = isolated.console;
+      queuedMs = isolated.queuedMs ?? 0;
     } catch (error) {
       this.ctx.logger.error({ err: error, hook: invocation.hook.name }, 'hook run failed outside the sandbox');
       outcome = { ok: false, kind: 'thrown', message: 'The hook could not be started' };
@@ -111,7 +113,7 @@ export class HookRuntime {
     const result: HookResult = outcome.ok
       ? { ok: true, value: outcome.value, instance: outcome.instance, durationMs, ...(outcome.response ? { response: outcome.response } : {}) }
       : { ok: false, error: { kind: outcome.kind, message: safeError(outcome.message, secrets) }, durationMs };
-    this.runLog.record(runRecord(invocation, startedAt, result, consoleLines.map((line) => redact(line, secrets)), (text) => redact(text, secrets)));
+    this.runLog.record({ ...runRecord(invocation, startedAt, result, consoleLines.map((line) => redact(line, secrets)), (text) => redact(text, secrets)), queuedMs });
     return result;
   }
 
@@ -163,5 +165,6 @@ function runRecord(invocation: HookInvocation, startedAt: Date, result: HookResu
     input: runDetail(invocation.instance, redactText),
     // A webhook's answer, or what a save hook returned (the record to save), or nothing.
     output: result.ok ? runDetail(result.response?.body ?? result.value ?? null, redactText) : null,
+    queuedMs: 0,
   };
 }

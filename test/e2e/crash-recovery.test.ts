@@ -103,7 +103,7 @@ describe('kill -9 during writes', () => {
 
     const seqs = new Set<number>();
     for (let offset = 0; ; offset += 500) {
-      const page = (await gqlData(after, 'query($o: Int) { listEvents(filter: { label: { eq: "event" } }, limit: 500, offset: $o) { items { seq } total } }', { o: offset })).listEvents;
+      const page: { items: { seq: number }[]; total: number } = (await gqlData(after, 'query($o: Int) { listEvents(filter: { label: { eq: "event" } }, limit: 500, offset: $o) { items { seq } total } }', { o: offset })).listEvents;
       for (const event of page.items as { seq: number }[]) seqs.add(event.seq);
       if (offset + 500 >= page.total) break;
     }
@@ -128,7 +128,7 @@ async function fetchAudit(gql: ReturnType<typeof graphqlClient>) {
   const entries: { tool: string; outcome: string; arguments: unknown }[] = [];
   let before: string | null = null;
   do {
-    const page = (await gqlData(gql, 'query($before: ID) { mcpAuditLogs(limit: 500, before: $before) { entries { tool outcome arguments } nextCursor } }', { before })).mcpAuditLogs;
+    const page: { entries: { tool: string; outcome: string; arguments: unknown }[]; nextCursor: string | null } = (await gqlData(gql, 'query($before: ID) { mcpAuditLogs(limit: 500, before: $before) { entries { tool outcome arguments } nextCursor } }', { before })).mcpAuditLogs;
     entries.push(...page.entries);
     before = page.nextCursor;
   } while (before);

@@ -26,6 +26,8 @@ const typeDefs = /* GraphQL */ `
     trigger: String!
     startedAt: DateTime!
     durationMs: Int!
+    "How long the run waited for a hook worker, in ms (while other runs held them all); null for runs stored before."
+    queuedMs: Int
     "ok, error, timeout or memory."
     outcome: String!
     "The run's console lines; null unless the reader is an admin with hooks:write."

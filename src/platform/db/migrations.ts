@@ -225,7 +225,8 @@ const MIGRATIONS: Record<string, Migration> = {
         db,
         `
         alter table hook_runs add column input jsonb;
-        alter table hook_runs add column output jsonb
+        alter table hook_runs add column output jsonb;
+        alter table hook_runs add column queued_ms integer
       `,
       );
     },

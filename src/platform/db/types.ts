@@ -220,6 +220,8 @@ export interface HookRunsTable {
   /** What the run received and answered (redacted, at most RUN_DETAIL_MAX_CHARS of JSON each); null for runs stored before. */
   input: ColumnType<unknown, string | null | undefined, string | null>;
   output: ColumnType<unknown, string | null | undefined, string | null>;
+  /** How long the run waited for a hook worker; null for runs stored before. */
+  queued_ms: number | null;
 }
 
 export interface MailOutboxTable {

@@ -23,6 +23,7 @@ interface HookRun {
   trigger: string;
   startedAt: string;
   durationMs: number;
+  queuedMs: number | null;
   outcome: string;
   console: string[] | null;
   error: string | null;
@@ -305,7 +306,7 @@ function Runs({ hookId }: { hookId: string }) {
   const [before, setBefore] = useState<string[]>([]);
   const cursor = before[before.length - 1] ?? null;
   const runs = useLoad(
-    () => run<{ hookRuns: { runs: HookRun[]; nextCursor: string | null } }>(`query($id: ID, $before: ID) { hookRuns(hookId: $id, limit: 20, before: $before) { runs { _id trigger startedAt durationMs outcome console error detailsVisible } nextCursor } }`, { id: hookId, before: cursor }),
+    () => run<{ hookRuns: { runs: HookRun[]; nextCursor: string | null } }>(`query($id: ID, $before: ID) { hookRuns(hookId: $id, limit: 20, before: $before) { runs { _id trigger startedAt durationMs queuedMs outcome console error detailsVisible } nextCursor } }`, { id: hookId, before: cursor }),
     [hookId, cursor],
   );
   const page = runs.data?.hookRuns;
@@ -342,7 +343,9 @@ function Runs({ hookId }: { hookId: string }) {
                   <td>{formatTime(entry.startedAt)}</td>
                   <td>{entry.trigger}</td>
                   <td>{entry.outcome}</td>
-                  <td>{entry.durationMs} ms</td>
+                  <td>
+                    {entry.durationMs} ms{entry.queuedMs ? <span className="muted"> (waited {entry.queuedMs} ms for a worker)</span> : null}
+                  </td>
                   <td>
                     {entry.error ? <pre className="error">{entry.error}</pre> : null}
                     {entry.detailsVisible ? (
