@@ -10,7 +10,7 @@ import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServ
  */
 let server: TestServer;
 let slow: Server;
-let release: (() => void)[] = [];
+const release: (() => void)[] = [];
 
 const WORKERS = 4;
 const FLOOD = 12;
