@@ -272,6 +272,8 @@ describe('the designer, administration sections', () => {
     await edit.getByRole('checkbox', { name: 'ai_designer' }).uncheck();
     await edit.getByRole('checkbox', { name: 'menus:write' }).check();
     await page.getByRole('button', { name: 'Save permissions' }).click();
+    // The form closes once the server has the change (its own checkbox says menus:write before that).
+    await edit.waitFor({ state: 'detached' });
     const auditor = page.getByRole('row').filter({ hasText: 'Auditor' }).first();
     await auditor.getByText('menus:write').waitFor();
     const edited = (await gqlData(owner, '{ roles { name permissions } }')).roles.find((role: { name: string }) => role.name === 'Auditor');

@@ -61,7 +61,9 @@ describe('hook scheduling', () => {
     const busy = p99(await latencies());
     // The flood never held the last worker while another hook waited.
     expect(release.length).toBe(WORKERS - 1);
-    const slowest = Math.max(idle, 5);
+    // Below 15 ms the noise of a 2-core machine running another test file beside this one dominates;
+    // unfair scheduling costs the flood's whole hold (seconds).
+    const slowest = Math.max(idle, 15);
     expect(busy, `p99 ${busy.toFixed(1)} ms under the flood, ${idle.toFixed(1)} ms idle`).toBeLessThanOrEqual(2 * slowest);
     console.log(`quick webhook p99: ${idle.toFixed(1)} ms idle, ${busy.toFixed(1)} ms while ${FLOOD} calls of another held ${WORKERS - 1} of ${WORKERS} workers`);
     // Let the flood through: each held call is answered, the next ones take their workers.
