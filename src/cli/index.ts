@@ -1,4 +1,6 @@
 import { Command, CommanderError } from 'commander';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { loadConfig, type Config } from '../config.js';
 import type { CreatedIntegrationKey } from '../integrations/service.js';
 import type { CreatedMcpApiKey } from '../keys/service.js';
@@ -9,11 +11,24 @@ import { describeAuditPage } from './audit-output.js';
 import { runCliCommand, type CliCommandName } from './commands.js';
 import { serve } from './serve.js';
 
+/** The version in package.json (beside dist/ or src/). */
+function packageVersion(): string {
+  for (const candidate of ['../package.json', '../../package.json']) {
+    try {
+      return (JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as { version: string }).version;
+    } catch {
+      // not there: the other layout
+    }
+  }
+  return 'unknown';
+}
+
 /** Runs `trellis <command>`; resolves to the process exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   let exitCode = 0;
   const program = new Command('trellis')
     .description('Trellis: configuration backend of low-code applications')
+    .version(packageVersion(), '-v, --version', 'print the version')
     .exitOverride()
     .showHelpAfterError();
 
@@ -124,6 +139,13 @@ export async function runDataCommand<R>(name: CliCommandName, options: Options, 
 async function executeCommand(config: Config, name: CliCommandName, args: Record<string, unknown>): Promise<unknown> {
   const lock = config.databaseUrl ? undefined : readLiveLock(config.dataDir);
   if (lock?.url) return executeRemote(lock.url, lock.token, name, args);
+  // Only `serve` creates an application: a command on an empty folder would make a second one nobody serves.
+  if (!config.databaseUrl && !existsSync(join(config.dataDir, 'pgdata'))) {
+    throw new TrellisError(
+      'NOT_FOUND',
+      `${config.dataDir} holds no Trellis data: start the server once with \`trellis serve\` to create the application, or point TRELLIS_DATA_DIR at the folder that holds it`,
+    );
+  }
   const opened = await openServices({ ...config, logLevel: 'warn' }, createLogger({ ...config, logLevel: 'warn' }));
   try {
     return await runCliCommand(opened.services, name, args);
@@ -141,13 +163,35 @@ class RemoteError extends Error {
   }
 }
 
+/** The system error code under a failed fetch (ECONNREFUSED, ...), which undici nests. */
+function networkCode(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
+  return cause?.code ?? cause?.errors?.find((inner) => inner.code)?.code ?? 'no connection';
+}
+
+/** How long the CLI waits for the server that holds the folder before it says so. */
+const REMOTE_TIMEOUT_MS = 5000;
+
 async function executeRemote(url: string, token: string, command: string, args: Record<string, unknown>): Promise<unknown> {
-  const response = await fetch(`${url}/api/internal/cli`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-trellis-cli-token': token },
-    body: JSON.stringify({ command, args }),
-  });
-  const body = (await response.json()) as { result?: unknown; error?: { code: string; message: string } };
+  let response: Response;
+  let body: { result?: unknown; error?: { code: string; message: string } };
+  try {
+    response = await fetch(`${url}/api/internal/cli`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-trellis-cli-token': token },
+      body: JSON.stringify({ command, args }),
+      signal: AbortSignal.timeout(REMOTE_TIMEOUT_MS),
+    });
+    body = (await response.json()) as typeof body;
+  } catch (error) {
+    const timedOut = (error as Error).name === 'TimeoutError';
+    throw new RemoteError(
+      'UNAVAILABLE',
+      timedOut
+        ? `The Trellis server holding the data folder (${url}) did not answer within ${REMOTE_TIMEOUT_MS / 1000} s; try again, or stop it and run the command again`
+        : `The Trellis server holding the data folder (${url}) cannot be reached (${networkCode(error)}); if it is no longer running, remove its trellis.lock and run the command again`,
+    );
+  }
   if (!response.ok || body.error) throw new RemoteError(body.error?.code ?? 'ERROR', body.error?.message ?? `HTTP ${response.status}`);
   return body.result;
 }

@@ -1,4 +1,6 @@
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -167,6 +169,56 @@ describe.skipIf(usingPostgres)('CLI on an embedded data folder that no server ho
     const run = await runTrellis(['key', 'create', '--email', OWNER.email, '--scopes', 'config:read', '--days', '0'], folder.env);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('Error: days: must be a whole number of days from 1 to 365');
+  });
+});
+
+describe.skipIf(usingPostgres)('CLI commands that never surprise', () => {
+  const folders: string[] = [];
+  afterAll(() => folders.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  const emptyFolder = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-cli-empty-'));
+    folders.push(dir);
+    return dir;
+  };
+
+  it('prints its version', async () => {
+    const run = await runTrellis(['--version'], server.env);
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim()).toBe(JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')).version);
+  });
+
+  it('refuses a command on a folder that holds no Trellis data, naming it, and creates nothing there', async () => {
+    const dir = emptyFolder();
+    const run = await runTrellis(['key', 'create', '--email', OWNER.email, '--scopes', 'config:read', '--days', '1'], { ...server.env, TRELLIS_DATA_DIR: dir });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`Error: ${dir} holds no Trellis data: start the server once with \`trellis serve\``);
+    expect(run.stdout).not.toMatch(/trellis_/);
+    expect(existsSync(join(dir, 'pgdata'))).toBe(false);
+  });
+
+  it('says within 5 s that the server holding the folder does not answer, or cannot be reached', { timeout: 30_000 }, async () => {
+    const hung = createServer(() => {});
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    try {
+      for (const [url, expected] of [
+        [hungUrl, 'did not answer within 5 s'],
+        ['http://127.0.0.1:1', 'cannot be reached'],
+      ] as const) {
+        const dir = emptyFolder();
+        // A lock of a live process (this one) that names the URL.
+        writeFileSync(join(dir, 'trellis.lock'), JSON.stringify({ pid: process.pid, url, token: 'x' }));
+        const started = performance.now();
+        const run = await runTrellis(['key', 'create', '--email', OWNER.email, '--scopes', 'config:read', '--days', '1'], { ...server.env, TRELLIS_DATA_DIR: dir });
+        expect(run.code).toBe(1);
+        expect(run.stderr).toContain(expected);
+        expect(run.stderr).not.toContain('fetch failed');
+        expect(performance.now() - started).toBeLessThan(8000);
+      }
+    } finally {
+      hung.closeAllConnections();
+      await new Promise((resolve) => hung.close(resolve));
+    }
   });
 });
 
