@@ -34,6 +34,11 @@ export const updateUserInput = z.object({
   password: password.optional(),
 });
 
+export const changePasswordInput = z.object({
+  currentPassword: z.string().min(1, 'is required').max(200),
+  newPassword: password,
+});
+
 export const createRoleInput = z.object({
   name: roleName,
   description: z.string().max(500).default(''),
@@ -51,6 +56,7 @@ export const grantFeatureAccessInput = z.object({
   roleIds: z.array(idSchema).min(1, 'must name at least one role').max(100, 'must name at most 100 roles').describe('Role _ids or names (see list_roles)'),
 });
 
+export type ChangePasswordInput = z.input<typeof changePasswordInput>;
 export type CreateUserInput = z.input<typeof createUserInput>;
 export type UpdateUserInput = z.input<typeof updateUserInput>;
 export type CreateRoleInput = z.input<typeof createRoleInput>;

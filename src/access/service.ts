@@ -14,12 +14,14 @@ import {
   type Principal,
 } from './permissions.js';
 import {
+  changePasswordInput,
   createRoleInput,
   createUserInput,
   grantFeatureAccessInput,
   loginInput,
   updateRoleInput,
   updateUserInput,
+  type ChangePasswordInput,
   type CreateRoleInput,
   type CreateUserInput,
   type GrantFeatureAccessInput,
@@ -86,6 +88,31 @@ export class AccessService {
       .insertInto('user_sessions')
       .values({ token_hash: sha256Hex(token), user_id: user.id, expires_at: new Date(Date.now() + ttl * 1000) })
       .execute();
+    return { token, expires_in: ttl, token_type: 'Bearer' };
+  }
+
+  /**
+   * Changes the signed-in user's own password after checking the current one; ends every session
+   * of the user (a stolen one included) and answers with a new session for the caller.
+   */
+  async changeOwnPassword(principal: Principal, input: ChangePasswordInput): Promise<Session> {
+    if (principal.kind !== 'user' || !principal.userId) throw unauthenticated();
+    const data = parseInput(changePasswordInput, input);
+    const user = await this.ctx.db.selectFrom('users').selectAll().where('id', '=', principal.userId).executeTakeFirst();
+    if (!user || user.disabled) throw unauthenticated();
+    if (!(await verifyPassword(data.currentPassword, user.password_hash))) {
+      throw badInput('currentPassword: is not your current password', { field: 'currentPassword' });
+    }
+    const passwordHash = await hashPassword(data.newPassword);
+    const token = SESSION_TOKEN_PREFIX + randomSecret();
+    const ttl = this.ctx.config.sessionTtlSeconds;
+    await writeTransaction(this.ctx, async (trx) => {
+      await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: new Date() }).where('id', '=', user.id).execute();
+      await trx.deleteFrom('user_sessions').where('user_id', '=', user.id).execute();
+      await trx.insertInto('user_sessions').values({ token_hash: sha256Hex(token), user_id: user.id, expires_at: new Date(Date.now() + ttl * 1000) }).execute();
+      await recordAudit(trx, principal, { action: 'user.password.change', resourceType: 'user', resourceId: user.id, details: { passwordChanged: true } });
+    });
+    await this.ctx.changes.publish('auth');
     return { token, expires_in: ttl, token_type: 'Bearer' };
   }
 

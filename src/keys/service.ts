@@ -37,6 +37,8 @@ export interface McpApiKey {
   lastUsedAt: Date | null;
   revokedAt: Date | null;
   createdAt: Date;
+  /** The user the key acts as. */
+  userId: string;
 }
 
 /** The answer to a key creation: the only place the raw key ever appears. */
@@ -100,13 +102,13 @@ export class KeyService {
   }
 
   /** The caller's own keys, newest first, revoked and expired ones included. */
-  async listMcpApiKeys(principal: Principal): Promise<McpApiKey[]> {
-    if (!principal.userId) return [];
-    const rows = await this.ctx.db
-      .selectFrom('mcp_api_keys')
-      .selectAll()
-      .where('user_id', '=', principal.userId)
-      .where('app_id', '=', this.ctx.appId)
+  /** The caller's keys; with `all`, every key of the application (admins only). */
+  async listMcpApiKeys(principal: Principal, options: { all?: boolean } = {}): Promise<McpApiKey[]> {
+    if (options.all) requireAdmin(principal);
+    else if (!principal.userId) return [];
+    let query = this.ctx.db.selectFrom('mcp_api_keys').selectAll().where('app_id', '=', this.ctx.appId);
+    if (!options.all) query = query.where('user_id', '=', principal.userId!);
+    const rows = await query
       .orderBy('created_at', 'desc')
       .orderBy('id')
       .execute();
@@ -257,5 +259,6 @@ function toMcpApiKey(row: Row<'mcp_api_keys'>): McpApiKey {
     lastUsedAt: row.last_used_at,
     revokedAt: row.revoked_at,
     createdAt: row.created_at,
+    userId: row.user_id,
   };
 }

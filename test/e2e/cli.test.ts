@@ -12,7 +12,7 @@ import { runTrellis, spawnServer } from '../helpers/process.js';
 import { gqlData, graphqlClient, login, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
 
 const DESIGNER = 'cli-designer@example.com';
-const KEY_FIELDS = '_id name keyPrefix scopes expiresAt lastUsedAt revokedAt createdAt';
+const KEY_FIELDS = '_id name keyPrefix scopes expiresAt lastUsedAt revokedAt createdAt userId';
 
 let server: TestServer;
 let ownerGql: ReturnType<typeof graphqlClient>;

@@ -14,7 +14,8 @@ const release: (() => void)[] = [];
 
 const WORKERS = 4;
 const FLOOD = 12;
-const SAMPLES = 100;
+const SAMPLES = 40;
+const ROUNDS = 3;
 
 beforeAll(async () => {
   slow = createServer((_request, response) => {
@@ -48,37 +49,61 @@ async function latencies(): Promise<number[]> {
   return times.sort((a, b) => a - b);
 }
 
+const p50 = (sorted: number[]) => sorted[Math.floor(sorted.length / 2)]!;
 const p99 = (sorted: number[]) => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
 
+/** Starts FLOOD calls of the flooding webhook and waits until they hold all the workers they may. */
+async function startFlood() {
+  const calls = Array.from({ length: FLOOD }, (_, i) => postJson(`${server.url}/api/webhook/flood`, { i }));
+  for (let i = 0; i < 300 && release.length < WORKERS - 1; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  return calls;
+}
+
+/** Answers the flood's held calls until every call has its answer. */
+async function drain(calls: Promise<{ status: number }>[]) {
+  let done = false;
+  void Promise.all(calls).then(() => (done = true));
+  while (!done) {
+    release.splice(0).forEach((answer) => answer());
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return Promise.all(calls);
+}
+
 describe('hook scheduling', () => {
-  it('keeps a webhook answering while another floods every worker, and records the wait', { timeout: 60_000 }, async () => {
+  it('keeps a webhook answering while another floods every worker, and records the wait', { timeout: 90_000 }, async () => {
     await latencies(); // starts the workers and compiles the hook
-    const idle = p99(await latencies());
-    const flood = Array.from({ length: FLOOD }, (_, i) => postJson(`${server.url}/api/webhook/flood`, { i }));
-    // Until the flood holds what it may: WORKERS - 1 runs waiting on the slow server.
-    for (let i = 0; i < 200 && release.length < WORKERS - 1; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(release.length).toBe(WORKERS - 1);
-    const busy = p99(await latencies());
-    // The flood never held the last worker while another hook waited.
-    expect(release.length).toBe(WORKERS - 1);
-    // Below 15 ms the noise of a 2-core machine running another test file beside this one dominates;
-    // unfair scheduling costs the flood's whole hold (seconds).
-    const slowest = Math.max(idle, 15);
-    expect(busy, `p99 ${busy.toFixed(1)} ms under the flood, ${idle.toFixed(1)} ms idle`).toBeLessThanOrEqual(2 * slowest);
-    console.log(`quick webhook p99: ${idle.toFixed(1)} ms idle, ${busy.toFixed(1)} ms while ${FLOOD} calls of another held ${WORKERS - 1} of ${WORKERS} workers`);
-    // Let the flood through: each held call is answered, the next ones take their workers.
-    while (release.length || (await Promise.race([Promise.all(flood).then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 20))])) === false) {
-      release.splice(0).forEach((answer) => answer());
-      await new Promise((resolve) => setTimeout(resolve, 5));
+    // Idle and flooded samples taken in turns, so that the load of the machine (other test files) weighs on both alike.
+    const idleTimes: number[] = [];
+    const busyTimes: number[] = [];
+    let answers: { status: number }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      idleTimes.push(...(await latencies()));
+      const calls = await startFlood();
+      // The flood holds all workers but one, and never the last one while this webhook waits.
+      expect(release.length).toBe(WORKERS - 1);
+      busyTimes.push(...(await latencies()));
+      expect(release.length).toBe(WORKERS - 1);
+      answers = await drain(calls);
     }
-    const answers = await Promise.all(flood);
+    idleTimes.sort((a, b) => a - b);
+    busyTimes.sort((a, b) => a - b);
+    const [idle50, busy50, idle99, busy99] = [p50(idleTimes), p50(busyTimes), p99(idleTimes), p99(busyTimes)];
+    console.log(
+      `quick webhook p50/p99: ${idle50.toFixed(1)}/${idle99.toFixed(1)} ms idle, ${busy50.toFixed(1)}/${busy99.toFixed(1)} ms while ${FLOOD} calls of another held ${WORKERS - 1} of ${WORKERS} workers (${ROUNDS} rounds of ${SAMPLES})`,
+    );
+    // Unfair scheduling makes the quick webhook wait for the flood's whole hold (seconds). At a few
+    // ms, a p99 on a 2-core machine running another test file beside this one is the machine's noise:
+    // the median is held to twice its idle value, the p99 to a bound far below the flood's hold.
+    expect(busy50, `p50 ${busy50.toFixed(1)} ms under the flood, ${idle50.toFixed(1)} ms idle`).toBeLessThanOrEqual(2 * Math.max(idle50, 5));
+    expect(busy99).toBeLessThan(250);
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     await server.server.services.hookRuntime.flushRunLog();
     const owner = graphqlClient(server.url, await login(server.url));
-    const runs = (await gqlData(owner, '{ hookRuns(limit: 100) { runs { hookName queuedMs } } }')).hookRuns.runs as { hookName: string; queuedMs: number }[];
+    const runs = (await gqlData(owner, '{ hookRuns(limit: 500) { runs { hookName queuedMs } } }')).hookRuns.runs as { hookName: string; queuedMs: number }[];
     const floodWaits = runs.filter((run) => run.hookName === 'flood').map((run) => run.queuedMs);
-    expect(floodWaits).toHaveLength(FLOOD);
-    // The runs beyond the first WORKERS - 1 waited for a worker, and the run log says so.
-    expect(floodWaits.filter((wait) => wait > 20).length).toBeGreaterThanOrEqual(FLOOD - (WORKERS - 1));
+    expect(floodWaits).toHaveLength(FLOOD * ROUNDS);
+    // The runs beyond the first WORKERS - 1 of each round waited for a worker, and the run log says so.
+    expect(floodWaits.filter((wait) => wait > 20).length).toBeGreaterThanOrEqual((FLOOD - (WORKERS - 1)) * ROUNDS);
   });
 });

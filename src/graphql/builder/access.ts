@@ -26,6 +26,12 @@ const typeDefs = /* GraphQL */ `
     createdAt: DateTime!
   }
 
+  "A session token, as POST /api/auth/login returns it."
+  type NewSession {
+    token: String!
+    expiresIn: Int!
+  }
+
   type Role {
     _id: ID!
     name: String!
@@ -49,6 +55,8 @@ const typeDefs = /* GraphQL */ `
   extend type Mutation {
     "Creates a user (admin only). role is a role _id or name."
     createUser(email: String!, password: String!, name: String, role: String): User!
+    "Changes the signed-in user's own password (the current one is checked); every session of the user ends and a new one is returned."
+    changeMyPassword(currentPassword: String!, newPassword: String!): NewSession!
     "Changes a user's name, role, password or disabled flag (admin only)."
     updateUser(_id: ID!, name: String, role: String, password: String, disabled: Boolean): User!
     createRole(name: String!, description: String, permissions: [String!]): Role!
@@ -72,6 +80,10 @@ export const accessModule: GraphQLModule = {
     },
     Mutation: {
       createUser: (_s, args, ctx) => ctx.services.access.createUser(requireUser(ctx), withoutNulls(args) as never),
+      changeMyPassword: async (_s, args, ctx) => {
+        const session = await ctx.services.access.changeOwnPassword(requireUser(ctx), args as never);
+        return { token: session.token, expiresIn: session.expires_in };
+      },
       updateUser: (_s, args, ctx) => ctx.services.access.updateUser(requireUser(ctx), withoutNulls(args) as never),
       createRole: (_s, args, ctx) => ctx.services.access.createRole(requireUser(ctx), withoutNulls(args) as never),
       updateRole: (_s, args, ctx) => ctx.services.access.updateRole(requireUser(ctx), withoutNulls(args) as never),

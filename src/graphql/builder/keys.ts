@@ -1,5 +1,6 @@
+import { rolePermissions } from '../../access/permissions.js';
 import { effectiveScopes } from '../../keys/service.js';
-import type { GraphQLModule } from '../module.js';
+import type { GraphQLContext, GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
 
 const typeDefs = /* GraphQL */ `
@@ -16,6 +17,10 @@ const typeDefs = /* GraphQL */ `
     lastUsedAt: DateTime
     revokedAt: DateTime
     createdAt: DateTime!
+    "The user the key acts as."
+    userId: ID!
+    "That user's e-mail."
+    userEmail: String
   }
 
   type CreatedMcpApiKey {
@@ -25,8 +30,8 @@ const typeDefs = /* GraphQL */ `
   }
 
   extend type Query {
-    "The signed-in user's MCP API keys, newest first."
-    mcpApiKeys: [McpApiKey!]!
+    "The signed-in user's MCP keys, newest first; with all: true, every key of the application (admin only), so that an admin can revoke any."
+    mcpApiKeys(all: Boolean): [McpApiKey!]!
   }
 
   extend type Mutation {
@@ -41,10 +46,17 @@ export const keysModule: GraphQLModule = {
   typeDefs,
   resolvers: {
     McpApiKey: {
-      effectiveScopes: (key, _a, ctx) => [...effectiveScopes((key as { scopes: string[] }).scopes, ctx.principal.permissions)],
+      userEmail: async (key, _a, ctx) => (await keyOwner(ctx, (key as { userId: string }).userId))?.email ?? null,
+      // What the key may do now: its scopes that its user's role grants (the caller's own role for their keys).
+      effectiveScopes: async (key, _a, ctx) => {
+        const { scopes, userId } = key as { scopes: string[]; userId: string };
+        if (userId === ctx.principal.userId) return [...effectiveScopes(scopes, ctx.principal.permissions)];
+        const owner = await keyOwner(ctx, userId);
+        return owner && !owner.disabled ? [...effectiveScopes(scopes, rolePermissions(owner.permissions))] : [];
+      },
     },
     Query: {
-      mcpApiKeys: (_s, _a, ctx) => ctx.services.keys.listMcpApiKeys(requireUser(ctx)),
+      mcpApiKeys: (_s, args, ctx) => ctx.services.keys.listMcpApiKeys(requireUser(ctx), { all: args.all === true }),
     },
     Mutation: {
       createMcpApiKey: (_s, args, ctx) => ctx.services.keys.createMcpApiKey(requireUser(ctx), args as never),
@@ -52,3 +64,13 @@ export const keysModule: GraphQLModule = {
     },
   },
 };
+
+/** The user a key acts as, with the permissions of their role. */
+function keyOwner(ctx: GraphQLContext, userId: string) {
+  return ctx.services.ctx.db
+    .selectFrom('users')
+    .innerJoin('roles', 'roles.id', 'users.role_id')
+    .select(['users.email', 'users.disabled', 'roles.permissions'])
+    .where('users.id', '=', userId)
+    .executeTakeFirst();
+}
