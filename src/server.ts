@@ -30,6 +30,12 @@ export interface RunningServer {
   readonly app: FastifyInstance;
   readonly services: Services;
   readonly bootstrap: BootstrapResult;
+  /**
+   * Starts a graceful stop: for `ms`, every answer carries `Connection: close`, so that clients open
+   * a new connection for their next request (refused once the server has closed) instead of sending
+   * it on a kept-alive one the server is about to close. Then call `close()`.
+   */
+  drain(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,6 +54,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await ctx.changes.listen();
     const services = createServices(ctx);
     const app = buildHttpServer(services, logger, lock?.token);
+    const draining = { on: false };
+    app.addHook('onSend', async (_request, reply) => {
+      if (draining.on) reply.header('connection', 'close');
+    });
     await app.listen({ port: config.port, host: config.host });
     const url = listenUrl(app, config);
     lock?.publish(url);
@@ -59,6 +69,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       app,
       services,
       bootstrap,
+      drain: async (ms: number) => {
+        draining.on = true;
+        await new Promise((resolve) => setTimeout(resolve, ms));
+      },
       close: async () => {
         await app.close();
         retention.stop();

@@ -2,6 +2,9 @@ import type { Config } from '../config.js';
 import { startServer } from '../server.js';
 
 /** `trellis serve`: runs until SIGTERM/SIGINT, then drains requests and closes the database. */
+/** How long a stopping server answers with `Connection: close` before it closes. */
+const DRAIN_MS = 300;
+
 export async function serve(config: Config): Promise<number> {
   const server = await startServer(config);
   const database = config.databaseUrl ? 'PostgreSQL server (TRELLIS_DATABASE_URL)' : `${config.dataDir} (embedded PostgreSQL)`;
@@ -23,6 +26,8 @@ export async function serve(config: Config): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  // Answers in flight finish; clients are told to reconnect, then the server closes (D19).
+  await server.drain(DRAIN_MS);
   await server.close();
   return 0;
 }
