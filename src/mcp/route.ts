@@ -2,7 +2,7 @@ import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../access/permissions.js';
 import { bearerToken } from '../http/auth.js';
-import { TrellisError, unauthenticated } from '../platform/errors.js';
+import { TrellisError, toTrellisError, unauthenticated } from '../platform/errors.js';
 import { WindowLimiter } from '../platform/limits.js';
 import type { Services } from '../services.js';
 import { rawJsonOf, runTool } from './run-tool.js';
@@ -304,6 +304,9 @@ function jsonRpcRequestError(error: FastifyError): { status: number; code: numbe
   }
   if (error.statusCode === 400) return { status: 400, code: -32700, message: 'Parse error: the request body is not valid JSON' };
   if (error instanceof TrellisError && error.status < 500) return { status: error.status, code: -32000, message: error.message };
+  // A database that is down or restarting is the service being unavailable, not an internal error.
+  const trellis = toTrellisError(error);
+  if (trellis.code === 'UNAVAILABLE') return { status: 503, code: -32000, message: trellis.message };
   return { status: 500, code: -32603, message: 'Internal error' };
 }
 

@@ -45,10 +45,16 @@ export const forbidden = (message: string, details?: Record<string, unknown>) =>
 /** Every authentication failure looks the same: no hint which part was wrong. */
 export const unauthenticated = () => new TrellisError('UNAUTHENTICATED', 'Authentication required or invalid');
 
+/** Error codes of a database that is down or restarting: the connection's (Node) and the server's (SQLSTATE class 08, 57P0x). */
+const DATABASE_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+
 /** Turns anything thrown into a TrellisError whose message is safe to send. */
 export function toTrellisError(error: unknown): TrellisError {
   if (error instanceof TrellisError) return error;
-  const pg = error as { code?: unknown; constraint?: unknown; detail?: unknown };
+  const pg = error as { code?: unknown; constraint?: unknown; detail?: unknown; message?: unknown };
+  if (pg && ((typeof pg.code === 'string' && DATABASE_DOWN.has(pg.code)) || /^Connection terminated/.test(String(pg.message ?? '')))) {
+    return new TrellisError('UNAVAILABLE', 'The database is not available right now; try again shortly', { retryAfter: 1 });
+  }
   if (pg && pg.code === '23505') {
     return conflict('A record with the same unique value already exists', { constraint: pg.constraint });
   }

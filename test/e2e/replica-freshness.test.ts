@@ -4,7 +4,7 @@ import { SCOPES } from '../../src/access/permissions.js';
 import { LISTENER_APPLICATION_NAME } from '../../src/platform/db/index.js';
 import { createUserKey, mcpPost, ownerPrincipal } from '../helpers/mcp.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
-import { gqlData, graphqlClient, login, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
+import { gqlData, graphqlClient, login, postJson, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** Effects seen over HTTP are polled; their bound proves a notification, not the 30 s cache limit, brought them. */
@@ -160,6 +160,18 @@ describe.runIf(usingPostgres)('replicas through a PostgreSQL restart', () => {
     await query(postgres.url, 'update mcp_api_keys set revoked_at = now() where id = $1', [keyId]);
     await postgres.stop();
     expect((await fetch(`${b.url}/readyz`)).status).toBe(503);
+    // While it is down every request fails cleanly: 503 with a message, never a 500 or a hang.
+    const token = b.server.services.ctx.config.adminEmail; // any e-mail: the login needs the database
+    const answers = await Promise.all([
+      postJson(`${b.url}/api/auth/login`, { email: token, password: 'x' }),
+      postJson(`${b.url}/graphql`, { query: 'mutation { createFeature(name: "Down", customCode: "export default function P() { return null }") { _id } }' }, { authorization: 'Bearer trs_unknown' }),
+      mcpPost(b, apiKey, { jsonrpc: '2.0', id: 1, method: 'tools/list' }).then(async (response) => ({ status: response.status, body: await response.json().catch(() => null) })),
+      postJson(`${b.url}/api/webhook/nothing`, {}),
+    ]);
+    for (const answer of answers) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(503);
+      expect(JSON.stringify(answer.body)).toContain('The database is not available right now');
+    }
     await postgres.start();
     await waitFor('the database back', async () => (await fetch(`${b.url}/readyz`)).status === 200, 30_000);
     await waitFor('both replicas listening again', async () => (await listenerCount(postgres.url)) === 2, 30_000);
