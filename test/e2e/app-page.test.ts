@@ -178,7 +178,8 @@ async function signedIn(email: string, password: string, path = '/app', viewport
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('navigation', { name: 'Application' }).waitFor();
+  // The shell's navigation is there at once and busy until the menus arrive.
+  await page.locator('nav[aria-label="Application"]:not([aria-busy])').waitFor();
   return { context, page };
 }
 
