@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_ENV } from '../helpers/env.js';
 import { MCP_ACCEPT } from '../helpers/mcp.js';
 import { spawnServer, type SpawnedServer } from '../helpers/process.js';
-import { createPostgresDatabase, gqlData, graphqlClient, login, usingPostgres } from '../helpers/server.js';
+import { freshDataEnv, gqlData, graphqlClient, login } from '../helpers/server.js';
 
 /**
  * kill -9 of the server during a loop of MCP feature writes and record writes, then a restart on
@@ -18,17 +15,6 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-async function dataEnv(): Promise<Record<string, string>> {
-  if (usingPostgres) {
-    const database = await createPostgresDatabase();
-    cleanups.push(() => database.drop());
-    return { TRELLIS_DATABASE_URL: database.url };
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'trellis-crash-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return { TRELLIS_DATA_DIR: dir };
-}
-
 function mcpCall(url: string, apiKey: string, id: number, name: string, args: Record<string, unknown>) {
   return fetch(`${url}/api/mcp`, {
     method: 'POST',
@@ -39,7 +25,7 @@ function mcpCall(url: string, apiKey: string, id: number, name: string, args: Re
 
 describe('kill -9 during writes', () => {
   it('keeps every acknowledged write, half of none, and one audit entry per MCP write', { timeout: 120_000 }, async () => {
-    const env = { ...TEST_ENV, ...(await dataEnv()), TRELLIS_LOG_LEVEL: 'error', TRELLIS_MCP_RATE_LIMIT: '100000' };
+    const env = { ...TEST_ENV, ...(await freshDataEnv(cleanups, 'trellis-crash-')), TRELLIS_LOG_LEVEL: 'error', TRELLIS_MCP_RATE_LIMIT: '100000' };
     let server: SpawnedServer = await spawnServer(env, 60_000);
     cleanups.push(() => void server.child.kill('SIGKILL'));
     const owner = graphqlClient(server.url, await login(server.url));

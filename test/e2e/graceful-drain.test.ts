@@ -1,10 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_ENV } from '../helpers/env.js';
 import { spawnServer, type SpawnedServer } from '../helpers/process.js';
-import { createPostgresDatabase, gqlData, graphqlClient, login, usingPostgres } from '../helpers/server.js';
+import { freshDataEnv, gqlData, graphqlClient, login } from '../helpers/server.js';
 
 /**
  * A graceful stop (SIGTERM) while requests and hook runs are in flight, then a restart on the same
@@ -17,20 +14,9 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-async function dataEnv(): Promise<Record<string, string>> {
-  if (usingPostgres) {
-    const database = await createPostgresDatabase();
-    cleanups.push(() => database.drop());
-    return { TRELLIS_DATABASE_URL: database.url };
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'trellis-drain-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return { TRELLIS_DATA_DIR: dir };
-}
-
 describe('a graceful stop under load', () => {
   it('keeps every write answered 2xx, refuses the rest cleanly, and writes the run log of every answered webhook', { timeout: 120_000 }, async () => {
-    const env = { ...TEST_ENV, ...(await dataEnv()), TRELLIS_LOG_LEVEL: 'error', TRELLIS_WEBHOOK_RATE_LIMIT: '100000' };
+    const env = { ...TEST_ENV, ...(await freshDataEnv(cleanups, 'trellis-drain-')), TRELLIS_LOG_LEVEL: 'error', TRELLIS_WEBHOOK_RATE_LIMIT: '100000' };
     let server: SpawnedServer = await spawnServer(env, 60_000);
     cleanups.push(() => void server.child.kill('SIGKILL'));
     const owner = graphqlClient(server.url, await login(server.url));

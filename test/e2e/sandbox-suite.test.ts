@@ -20,6 +20,7 @@ const received: { method: string; url: string; headers: IncomingHttpHeaders; bod
 /** /healthz latencies while the suite runs. */
 const health: number[] = [];
 let probing = true;
+let prober: Promise<void> | undefined;
 
 beforeAll(async () => {
   loopback = createServer((request, response) => {
@@ -41,10 +42,13 @@ beforeAll(async () => {
     // One worker: the attacks take turns on one core and the server's own thread keeps the other.
     TRELLIS_HOOK_WORKERS: '1',
   });
-  void (async () => {
+  prober = (async () => {
     while (probing) {
       const started = performance.now();
-      await fetch(`${server.url}/healthz`).then((response) => response.arrayBuffer());
+      const answered = await fetch(`${server.url}/healthz`)
+        .then((response) => response.arrayBuffer().then(() => response.ok))
+        .catch(() => false);
+      if (!answered) throw new Error('/healthz did not answer during the sandbox suite');
       health.push(performance.now() - started);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -53,6 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   probing = false;
+  await prober;
   await server?.close();
   await new Promise((resolve) => loopback?.close(resolve));
 });

@@ -50,6 +50,21 @@ export async function startTestServer(extraEnv: Record<string, string> = {}): Pr
   };
 }
 
+/**
+ * Where a spawned server of a test keeps its data: a new PostgreSQL database in the PostgreSQL
+ * suite, else a new embedded folder; `cleanups` gets what removes it.
+ */
+export async function freshDataEnv(cleanups: (() => Promise<void> | void)[], prefix = 'trellis-spawned-'): Promise<Record<string, string>> {
+  if (usingPostgres) {
+    const database = await createPostgresDatabase();
+    cleanups.push(() => database.drop());
+    return { TRELLIS_DATABASE_URL: database.url };
+  }
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return { TRELLIS_DATA_DIR: dir };
+}
+
 /** A new, empty PostgreSQL database on the local server, and a function that drops it. */
 export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `trellis_test_${randomSecret(9).toLowerCase().replace(/[^a-z0-9]/g, '')}`;

@@ -153,3 +153,37 @@ export function cellText(value: unknown): string {
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
 }
+
+/** One finding of a code validator (1-based line and column). */
+export interface Finding {
+  code: string;
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+/** What a code validator found, counted and listed (the editor shows the same findings inline). */
+export function Findings({ findings }: { findings: { errors: Finding[]; warnings: Finding[] } | null }) {
+  if (!findings) return null;
+  const { errors, warnings } = findings;
+  if (!errors.length && !warnings.length) return <p className="muted" role="status">No problems found.</p>;
+  return (
+    <div role="status">
+      <p className="muted">
+        {errors.length} {errors.length === 1 ? 'error' : 'errors'}, {warnings.length} {warnings.length === 1 ? 'warning' : 'warnings'}
+      </p>
+      <ul className="findings" aria-label="Problems in the code">
+        {errors.map((finding, index) => (
+          <li key={`e${index}`} className="error-item">
+            Error{finding.line ? ` (line ${finding.line})` : ''}: {finding.message}
+          </li>
+        ))}
+        {warnings.map((finding, index) => (
+          <li key={`w${index}`} className="warning-item">
+            Warning{finding.line ? ` (line ${finding.line})` : ''}: {finding.message}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}

@@ -9,12 +9,7 @@ import { EditorView } from '@codemirror/view';
 import { basicSetup } from 'codemirror';
 import { useEffect, useRef } from 'react';
 
-export interface Finding {
-  code: string;
-  message: string;
-  line?: number;
-  column?: number;
-}
+import type { Finding } from './components.js';
 
 export interface CodeEditorProps {
   value: string;

@@ -2,8 +2,8 @@
 // published, versions with their diff, restore, and a preview of the code in the editor.
 import { lazy, Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { ConfirmButton, ErrorText, formatTime, Loading, SectionHeader, SelectField, TextField } from '../components.js';
-import type { Finding } from '../editor.js';
+import { ConfirmButton, ErrorText, Findings, formatTime, Loading, SectionHeader, SelectField, TextField } from '../components.js';
+import type { Finding } from '../components.js';
 import { navigate } from '../main.js';
 import { FeaturePreview } from '../preview.js';
 
@@ -267,31 +267,6 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
         }}
       />
     </article>
-  );
-}
-
-function Findings({ findings }: { findings: { errors: Finding[]; warnings: Finding[] } | null }) {
-  if (!findings) return null;
-  const { errors, warnings } = findings;
-  if (!errors.length && !warnings.length) return <p className="muted" role="status">No problems found.</p>;
-  return (
-    <div role="status">
-      <p className="muted">
-        {errors.length} {errors.length === 1 ? 'error' : 'errors'}, {warnings.length} {warnings.length === 1 ? 'warning' : 'warnings'}
-      </p>
-      <ul className="findings" aria-label="Problems in the code">
-        {errors.map((finding, index) => (
-          <li key={`e${index}`} className="error-item">
-            Error{finding.line ? ` (line ${finding.line})` : ''}: {finding.message}
-          </li>
-        ))}
-        {warnings.map((finding, index) => (
-          <li key={`w${index}`} className="warning-item">
-            Warning{finding.line ? ` (line ${finding.line})` : ''}: {finding.message}
-          </li>
-        ))}
-      </ul>
-    </div>
   );
 }
 

@@ -2,8 +2,8 @@
 // webhook with a JSON body, and the run log of the hook, newest first, paged.
 import { lazy, Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { ConfirmButton, CopyButton, ErrorText, formatTime, Loading, SectionHeader, SelectField, TextField } from '../components.js';
-import type { Finding } from '../editor.js';
+import { ConfirmButton, CopyButton, ErrorText, Findings, formatTime, Loading, SectionHeader, SelectField, TextField } from '../components.js';
+import type { Finding } from '../components.js';
 import { navigate } from '../main.js';
 
 const CodeEditor = lazy(() => import('../editor.js'));
@@ -205,23 +205,7 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
       <Suspense fallback={<Loading what="Loading the editor…" />}>
         <CodeEditor value={code} onChange={setCode} jsx={false} label="Hook code" validate={validate} />
       </Suspense>
-      {findings ? (
-        <div role="status">
-        <ul className="findings" aria-label="Problems in the code">
-          {findings.errors.length + findings.warnings.length === 0 ? <li className="muted">No problems found.</li> : null}
-          {findings.errors.map((finding, index) => (
-            <li key={`e${index}`} className="error-item">
-              Error{finding.line ? ` (line ${finding.line})` : ''}: {finding.message}
-            </li>
-          ))}
-          {findings.warnings.map((finding, index) => (
-            <li key={`w${index}`} className="warning-item">
-              Warning{finding.line ? ` (line ${finding.line})` : ''}: {finding.message}
-            </li>
-          ))}
-        </ul>
-        </div>
-      ) : null}
+      <Findings findings={findings} />
       <ErrorText error={error} />
       <div className="row">
         {canWrite ? (
