@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey } from '../helpers/mcp.js';
-import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
+import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * The designer (GET /) in headless Chromium, as a person clicks it: sign-in, the sections, the
@@ -282,6 +282,25 @@ describe('the designer', () => {
     await app.getByRole('navigation', { name: 'Application' }).getByRole('link', { name: 'Deliveries' }).click();
     await app.frameLocator('iframe[title="Deliveries"]').getByRole('cell', { name: 'Harbour' }).waitFor();
     await user.close();
+  });
+
+  it('lets a user change their own password: the current one is checked, the page goes on with the new session', async () => {
+    const { context, page } = await signIn('vic@example.com', 'vic-password');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Change your password' });
+    await dialog.getByLabel('Current password').fill('not-my-password');
+    await dialog.getByLabel('New password').fill('vic-password-2');
+    await dialog.getByRole('button', { name: 'Save the new password' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'currentPassword: is not your current password' }).waitFor();
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    await dialog.getByLabel('Current password').fill('vic-password');
+    await dialog.getByRole('button', { name: 'Save the new password' }).click();
+    await page.getByText('Password changed; your other sessions have ended').waitFor();
+    await section(page, 'Tables');
+    await page.getByRole('heading', { name: 'Tables', level: 1 }).waitFor();
+    expect((await postJson(`${server.url}/api/auth/login`, { email: 'vic@example.com', password: 'vic-password' })).status).toBe(401);
+    expect((await postJson(`${server.url}/api/auth/login`, { email: 'vic@example.com', password: 'vic-password-2' })).status).toBe(200);
+    await context.close();
   });
 
   it('is usable by keyboard alone: sign in, open a section, create a table', async () => {

@@ -3,9 +3,9 @@ import { StrictMode, Suspense, lazy, useCallback, useEffect, useMemo, useRef, us
 import { createRoot } from 'react-dom/client';
 import '../shared/base.css';
 import './designer.css';
-import { loadSession, signIn, signOut, type Session } from '../shared/session.js';
-import { DesignerContext, errorMessage, makeRun, type DesignerContextValue, type Me } from './api.js';
-import { Loading } from './components.js';
+import { loadSession, replaceSessionToken, signIn, signOut, type Session } from '../shared/session.js';
+import { DesignerContext, errorMessage, makeRun, useDesigner, type DesignerContextValue, type Me } from './api.js';
+import { ErrorText, Loading } from './components.js';
 
 const ALL_PERMISSIONS = ['config:read', 'features:write', 'tables:write', 'menus:write', 'hooks:write', 'roles:write', 'env:write', 'config:delete', 'admin', 'ai_designer'];
 
@@ -130,6 +130,7 @@ function Designer() {
           <span className="muted who">
             {context.me.email} · {context.me.roleName}
           </span>
+          <ChangePassword onChanged={setSession} />
           <button
             type="button"
             onClick={() => {
@@ -173,6 +174,68 @@ function Designer() {
         ) : null}
       </div>
     </DesignerContext.Provider>
+  );
+}
+
+/** The signed-in user's own password: the current one, a new one; every other session ends. */
+function ChangePassword({ onChanged }: { onChanged: (session: Session) => void }) {
+  const { run, toast } = useDesigner();
+  const [open, setOpen] = useState(false);
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  if (!open) {
+    return (
+      <button type="button" onClick={() => setOpen(true)}>
+        Change password
+      </button>
+    );
+  }
+  return (
+    <div className="overlay" role="dialog" aria-modal="true" aria-labelledby="password-title">
+      <main className="sign-in">
+        <form
+          className="panel"
+          onSubmit={async (event) => {
+            event.preventDefault();
+            setError(null);
+            try {
+              const { changeMyPassword } = await run<{ changeMyPassword: { token: string; expiresIn: number } }>(
+                'mutation($c: String!, $n: String!) { changeMyPassword(currentPassword: $c, newPassword: $n) { token expiresIn } }',
+                { c: current, n: next },
+              );
+              const session = replaceSessionToken(changeMyPassword.token, changeMyPassword.expiresIn);
+              if (session) onChanged(session);
+              setOpen(false);
+              setCurrent('');
+              setNext('');
+              toast('Password changed; your other sessions have ended');
+            } catch (failure) {
+              setError(errorMessage(failure));
+            }
+          }}
+        >
+          <h1 id="password-title">Change your password</h1>
+          <label className="field">
+            <span>Current password</span>
+            <input type="password" autoComplete="current-password" required autoFocus value={current} onChange={(event) => setCurrent(event.target.value)} />
+          </label>
+          <label className="field">
+            <span>New password</span>
+            <input type="password" autoComplete="new-password" required minLength={8} value={next} onChange={(event) => setNext(event.target.value)} />
+          </label>
+          <ErrorText error={error} />
+          <div className="row">
+            <button type="submit" className="primary">
+              Save the new password
+            </button>
+            <button type="button" onClick={() => setOpen(false)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      </main>
+    </div>
   );
 }
 

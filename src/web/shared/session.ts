@@ -41,6 +41,15 @@ export async function signIn(email: string, password: string): Promise<Session> 
   return session;
 }
 
+/** Keeps a new token for the same user (after a password change ended the old sessions). */
+export function replaceSessionToken(token: string, expiresInSeconds: number): Session | null {
+  const current = loadSession();
+  if (!current) return null;
+  const session: Session = { token, expiresAt: Date.now() + expiresInSeconds * 1000, email: current.email };
+  localStorage.setItem(SESSION_KEY, JSON.stringify(session));
+  return session;
+}
+
 /** Ends the session on the server (best effort) and forgets it here. */
 export async function signOut(session: Session | null): Promise<void> {
   clearSession();
