@@ -247,6 +247,9 @@ describe('the designer', () => {
     const runs = page.getByRole('table', { name: 'Runs' });
     await runs.getByRole('cell', { name: 'ok', exact: true }).waitFor();
     await runs.getByText('got world').waitFor();
+    await runs.getByText('Input and output').first().click();
+    await expect(runs.getByLabel('Input').first().textContent()).resolves.toBe(JSON.stringify({ hello: 'world' }, null, 2));
+    await expect(runs.getByLabel('Output').first().textContent()).resolves.toBe(JSON.stringify({ echoed: 'world' }, null, 2));
     expect(await seriousAxeViolations(page)).toEqual([]);
     await screenshot(page, 'designer-hooks');
     await context.close();

@@ -27,6 +27,8 @@ interface HookRun {
   outcome: string;
   console: string[] | null;
   error: string | null;
+  input: unknown;
+  output: unknown;
   detailsVisible: boolean;
 }
 
@@ -290,7 +292,7 @@ function Runs({ hookId }: { hookId: string }) {
   const [before, setBefore] = useState<string[]>([]);
   const cursor = before[before.length - 1] ?? null;
   const runs = useLoad(
-    () => run<{ hookRuns: { runs: HookRun[]; nextCursor: string | null } }>(`query($id: ID, $before: ID) { hookRuns(hookId: $id, limit: 20, before: $before) { runs { _id trigger startedAt durationMs queuedMs outcome console error detailsVisible } nextCursor } }`, { id: hookId, before: cursor }),
+    () => run<{ hookRuns: { runs: HookRun[]; nextCursor: string | null } }>(`query($id: ID, $before: ID) { hookRuns(hookId: $id, limit: 20, before: $before) { runs { _id trigger startedAt durationMs queuedMs outcome console error input output detailsVisible } nextCursor } }`, { id: hookId, before: cursor }),
     [hookId, cursor],
   );
   const page = runs.data?.hookRuns;
@@ -318,7 +320,7 @@ function Runs({ hookId }: { hookId: string }) {
                 <th scope="col">Trigger</th>
                 <th scope="col">Outcome</th>
                 <th scope="col">Duration</th>
-                <th scope="col">Error and console</th>
+                <th scope="col">Details</th>
               </tr>
             </thead>
             <tbody>
@@ -333,7 +335,14 @@ function Runs({ hookId }: { hookId: string }) {
                   <td>
                     {entry.error ? <pre className="error">{entry.error}</pre> : null}
                     {entry.detailsVisible ? (
-                      entry.console?.length ? <pre>{entry.console.join('\n')}</pre> : null
+                      <>
+                        {entry.console?.length ? <pre aria-label="Console">{entry.console.join('\n')}</pre> : null}
+                        <details>
+                          <summary>Input and output</summary>
+                          <pre aria-label="Input">{JSON.stringify(entry.input, null, 2)}</pre>
+                          <pre aria-label="Output">{JSON.stringify(entry.output, null, 2)}</pre>
+                        </details>
+                      </>
                     ) : (
                       <span className="muted">Details are shown to admins who may change hooks.</span>
                     )}
