@@ -36,6 +36,8 @@ export function runDetail(value: unknown, redactText: (text: string) => string):
   }
   const redacted = redactText(json);
   if (redacted.length > RUN_DETAIL_MAX_CHARS) return { truncated: true, preview: redacted.slice(0, RUN_DETAIL_MAX_CHARS) };
+  // Nothing redacted: the value itself (a copy out of the sandbox) serves; no second parse per run.
+  if (redacted === json) return value;
   try {
     return JSON.parse(redacted);
   } catch {

@@ -6,7 +6,7 @@ import type { PlatformContext } from '../platform/context.js';
 import { newId } from '../platform/crypto.js';
 import type { Db } from '../platform/db/index.js';
 import type { Row } from '../platform/db/types.js';
-import { badInput, conflict, notFound } from '../platform/errors.js';
+import { TrellisError, badInput, conflict, notFound } from '../platform/errors.js';
 import { idSchema, parseInput } from '../platform/validation.js';
 import {
   addRecordColumn,
@@ -199,7 +199,9 @@ export class TableService {
       const table = await lockTable(trx, data.tableId);
       const fields = await trx.selectFrom('app_fields').select(['id', 'name']).where('table_id', '=', table.id).execute();
       const field = fields.find((f) => f.id === data.field) ?? fields.find((f) => f.name.toLowerCase() === data.field.toLowerCase());
-      if (!field) throw notFound(`Field of table '${table.name}'`, data.field);
+      if (!field) {
+        throw new TrellisError('NOT_FOUND', `Table '${table.name}' has no field '${data.field}'`, { resource: 'Field', _id: data.field, fields: fields.map((f) => f.name) });
+      }
       await trx.updateTable('app_fields').set({ description: data.description }).where('id', '=', field.id).execute();
       await trx.updateTable('app_tables').set({ updated_at: new Date() }).where('id', '=', table.id).execute();
       await recordAudit(trx, principal, {

@@ -187,3 +187,37 @@ export function Findings({ findings }: { findings: { errors: Finding[]; warnings
     </div>
   );
 }
+
+/**
+ * The list beside a section's detail: one link per item to `#/<section>/<_id>`, the open one
+ * marked; `empty` when there is none yet, a loading line until `items` is known.
+ */
+export function ItemList<T extends { _id: string }>({
+  label,
+  section,
+  items,
+  current,
+  empty,
+  children,
+}: {
+  label: string;
+  section: string;
+  items: T[] | undefined;
+  current: string | undefined;
+  empty: string;
+  children: (item: T) => ReactNode;
+}) {
+  if (!items) return <Loading />;
+  if (!items.length) return <p className="muted">{empty}</p>;
+  return (
+    <ul className="list" aria-label={label}>
+      {items.map((item) => (
+        <li key={item._id}>
+          <a href={`#/${section}/${encodeURIComponent(item._id)}`} aria-current={item._id === current ? 'true' : undefined}>
+            {children(item)}
+          </a>
+        </li>
+      ))}
+    </ul>
+  );
+}

@@ -81,7 +81,8 @@ function Designer() {
   const run = useMemo(() => makeRun(() => setExpired(true)), []);
   const toast = useCallback((text: string) => {
     const id = Date.now() + Math.random();
-    setToasts((list) => [...list, { id, text }]);
+    // The three newest: a burst of saves must not cover the page.
+    setToasts((list) => [...list.slice(-2), { id, text }]);
     setTimeout(() => setToasts((list) => list.filter((t) => t.id !== id)), 4000);
   }, []);
 

@@ -2,7 +2,7 @@
 // published, versions with their diff, restore, and a preview of the code in the editor.
 import { lazy, Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { ConfirmButton, ErrorText, Findings, formatTime, Loading, SectionHeader, SelectField, TextField } from '../components.js';
+import { ConfirmButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField } from '../components.js';
 import type { Finding } from '../components.js';
 import { navigate } from '../main.js';
 import { FeaturePreview } from '../preview.js';
@@ -59,24 +59,14 @@ export default function FeaturesSection({ id }: { id?: string }) {
             <input type="search" value={search} onChange={(event) => setSearch(event.target.value)} />
           </label>
           <ErrorText error={list.error} />
-          {list.data ? (
-            list.data.features.length ? (
-              <ul className="list" aria-label="Features">
-                {list.data.features.map((feature) => (
-                  <li key={feature._id}>
-                    <a href={`#/features/${encodeURIComponent(feature._id)}`} aria-current={feature._id === id ? 'true' : undefined}>
-                      {feature.name} <StatusPill feature={feature} />
-                      <small>{feature._id}</small>
-                    </a>
-                  </li>
-                ))}
-              </ul>
-            ) : (
-              <p className="muted">{search ? 'No feature matches.' : 'No feature yet.'}</p>
-            )
-          ) : (
-            <Loading />
-          )}
+          <ItemList label="Features" section="features" items={list.data?.features} current={id} empty={search ? 'No feature matches.' : 'No feature yet.'}>
+            {(feature) => (
+              <>
+                {feature.name} <StatusPill feature={feature} />
+                <small>{feature._id}</small>
+              </>
+            )}
+          </ItemList>
         </div>
         {id ? <FeatureEditor key={id} id={id} onChanged={list.reload} /> : <p className="muted">Choose a feature, or create one.</p>}
       </div>

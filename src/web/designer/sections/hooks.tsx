@@ -2,7 +2,7 @@
 // webhook with a JSON body, and the run log of the hook, newest first, paged.
 import { lazy, Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { ConfirmButton, CopyButton, ErrorText, Findings, formatTime, Loading, SectionHeader, SelectField, TextField } from '../components.js';
+import { ConfirmButton, CopyButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField } from '../components.js';
 import type { Finding } from '../components.js';
 import { navigate } from '../main.js';
 
@@ -66,27 +66,17 @@ export default function HooksSection({ id }: { id?: string }) {
       <div className="split">
         <div>
           <ErrorText error={hooks.error} />
-          {hooks.data ? (
-            hooks.data.hooks.length ? (
-              <ul className="list" aria-label="Hooks">
-                {hooks.data.hooks.map((hook) => (
-                  <li key={hook._id}>
-                    <a href={`#/hooks/${encodeURIComponent(hook._id)}`} aria-current={hook._id === id ? 'true' : undefined}>
-                      {hook.name}
-                      <small>
-                        {hook.type}
-                        {hook.tableId ? ` on ${tableName(hook.tableId)}` : ''}
-                      </small>
-                    </a>
-                  </li>
-                ))}
-              </ul>
-            ) : (
-              <p className="muted">No hook yet.</p>
-            )
-          ) : (
-            <Loading />
-          )}
+          <ItemList label="Hooks" section="hooks" items={hooks.data?.hooks} current={id} empty="No hook yet.">
+            {(hook) => (
+              <>
+                {hook.name}
+                <small>
+                  {hook.type}
+                  {hook.tableId ? ` on ${tableName(hook.tableId)}` : ''}
+                </small>
+              </>
+            )}
+          </ItemList>
         </div>
         {id && hooks.data ? <HookEditor key={id} id={id} tables={tables} onChanged={hooks.reload} /> : <p className="muted">Choose a hook, or create one.</p>}
       </div>

@@ -3,7 +3,7 @@
 // refusal is shown on the form.
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { cellText, ConfirmButton, ErrorText, Loading, SectionHeader, SelectField, TextField } from '../components.js';
+import { cellText, ConfirmButton, ErrorText, ItemList, Loading, SectionHeader, SelectField, TextField } from '../components.js';
 import { navigate } from '../main.js';
 
 interface Field {
@@ -49,24 +49,16 @@ export default function TablesSection({ id }: { id?: string }) {
       <div className="split">
         <div>
           <ErrorText error={tables.error} />
-          {tables.data ? (
-            tables.data.tables.length ? (
-              <ul className="list" aria-label="Tables">
-                {tables.data.tables.map((candidate) => (
-                  <li key={candidate._id}>
-                    <a href={`#/tables/${encodeURIComponent(candidate._id)}`} aria-current={candidate._id === id ? 'true' : undefined}>
-                      {candidate.name}
-                      <small>{candidate.fields.length} fields</small>
-                    </a>
-                  </li>
-                ))}
-              </ul>
-            ) : (
-              <p className="muted">No table yet.</p>
-            )
-          ) : (
-            <Loading />
-          )}
+          <ItemList label="Tables" section="tables" items={tables.data?.tables} current={id} empty="No table yet.">
+            {(candidate) => (
+              <>
+                {candidate.name}
+                <small>
+                  {candidate.fields.length} {candidate.fields.length === 1 ? 'field' : 'fields'}
+                </small>
+              </>
+            )}
+          </ItemList>
         </div>
         {table ? <TableDetail key={table._id} table={table} tables={tables.data!.tables} onChanged={tables.reload} /> : <p className="muted">{id && tables.data ? `The table '${id}' does not exist.` : 'Choose a table, or create one.'}</p>}
       </div>
