@@ -212,8 +212,11 @@ describe('the designer', () => {
     const { context, page } = await signIn();
     await page.goto(`${server.url}/#/features/notes`);
     await page.getByRole('textbox', { name: 'Feature code' }).waitFor();
-    const code = "import { Text } from '@trellis/ui';\nexport default function Notes() { return <Text>Unsaved work</Text>; }\n";
+    // A fixed colour: its warning tells that the check of this code (not of the stored one) has answered.
+    const code = "import { Text } from '@trellis/ui';\nexport default function Notes() { return <Text style={{ color: '#ff0000' }}>Unsaved work</Text>; }\n";
     await replaceCode(page, 'Feature code', code);
+    // The check of what was typed has answered: the next call is the save.
+    await page.getByRole('status').filter({ hasText: '0 errors, 1 warning' }).waitFor();
     // The server forgets the session (as when it expires): every call now gets 401.
     await page.evaluate(() => localStorage.setItem('trellis.session', JSON.stringify({ ...JSON.parse(localStorage.getItem('trellis.session')!), token: 'expired' })));
     await page.getByRole('button', { name: 'Save draft' }).click();
