@@ -35,7 +35,7 @@ beforeAll(async () => {
         if (held.reached || held.now >= held.together) {
           held.reached = true;
           release();
-        } else setTimeout(() => held.waiting.includes(answer) && release(), 3000);
+        } else setTimeout(() => held.waiting.includes(answer) && release(), 12_000);
         return;
       }
       response.setHeader('content-type', 'application/json');
@@ -313,7 +313,7 @@ describe('isolation', () => {
     [1, 1, 1],
     [8, 2, 3],
   ])('runs at most TRELLIS_HOOK_WORKERS (%i) hooks that await the host at a time', async (workers, least, most) => {
-    const limited = runtimeWith({ hookEgressAllow: ['127.0.0.1'], hookWorkers: workers, hookCpuMs: 10_000 });
+    const limited = runtimeWith({ hookEgressAllow: ['127.0.0.1'], hookWorkers: workers, hookCpuMs: 10_000, hookTimeoutMs: 20_000 });
     held.most = 0;
     held.together = least;
     held.reached = false;
