@@ -19,7 +19,7 @@ export interface McpAuditLogEntry {
 }
 
 export interface McpAuditLogPage {
-  entries: McpAuditLogEntry[];
+  items: McpAuditLogEntry[];
   /** Pass as `before` to read the next (older) page; null on the last page. */
   nextCursor: string | null;
 }
@@ -41,7 +41,7 @@ export class McpAuditService {
     if (filter.before !== undefined) query = query.where('id', '<', filter.before);
     const rows = await query.orderBy('id', 'desc').limit(filter.limit + 1).execute();
     const entries = rows.slice(0, filter.limit).map(toEntry);
-    return { entries, nextCursor: rows.length > filter.limit ? entries[entries.length - 1]!._id : null };
+    return { items: entries, nextCursor: rows.length > filter.limit ? entries[entries.length - 1]!._id : null };
   }
 }
 

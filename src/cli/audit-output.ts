@@ -5,8 +5,8 @@ import type { McpAuditLogPage } from '../audit/service.js';
  * then the cursor of the next page when there is one. Dates may arrive as ISO strings from a server.
  */
 export function describeAuditPage(page: McpAuditLogPage): string {
-  if (page.entries.length === 0) return 'No MCP audit entries match.';
-  const lines = page.entries.map((entry) =>
+  if (page.items.length === 0) return 'No MCP audit entries match.';
+  const lines = page.items.map((entry) =>
     [
       new Date(entry.at).toISOString(),
       entry.outcome.padEnd(6),

@@ -8,6 +8,9 @@ export const HOOK_CODE_MAX_BYTES = 204_800;
 export const HOOK_TYPES = ['beforeSave', 'afterSave', 'webHook'] as const;
 export type HookType = (typeof HOOK_TYPES)[number];
 
+/** How a hook run ended, as the run log stores it. */
+export const HOOK_RUN_OUTCOMES = ['ok', 'error', 'timeout', 'memory'] as const;
+
 /** Hook types that run on a table's saves and so need `tableId`. */
 export const TABLE_HOOK_TYPES: ReadonlySet<HookType> = new Set(['beforeSave', 'afterSave']);
 
@@ -72,7 +75,7 @@ export const hookRefInput = z.object({ _id: recordRef('hook') });
 
 export const listHookRunsInput = z.object({
   hookId: idSchema.optional(),
-  outcome: z.enum(['ok', 'error', 'timeout', 'memory']).optional(),
+  outcome: z.enum(HOOK_RUN_OUTCOMES, { message: `must be one of ${HOOK_RUN_OUTCOMES.join(', ')}` }).optional(),
   limit: z.number().int().min(1, 'must be at least 1').max(500, 'must be at most 500').default(50),
   /** Cursor: the `_id` of the last run of the previous page. */
   before: z.string().regex(/^\d+$/, 'must be the _id of a run').optional(),

@@ -82,7 +82,7 @@ export class HookService {
   }
 
   /** The run log of hooks, newest first, with the cursor of the next page. */
-  async listHookRuns(principal: Principal, input: ListHookRunsInput = {}): Promise<{ runs: HookRun[]; nextCursor: string | null }> {
+  async listHookRuns(principal: Principal, input: ListHookRunsInput = {}): Promise<{ items: HookRun[]; nextCursor: string | null }> {
     requirePermission(principal, 'config:read');
     const filter = parseInput(listHookRunsInput, input);
     let select = this.ctx.db.selectFrom('hook_runs').selectAll().orderBy('id', 'desc').limit(filter.limit + 1);
@@ -93,7 +93,7 @@ export class HookService {
     const page = rows.slice(0, filter.limit);
     const detailed = mayReadRunDetails(principal);
     return {
-      runs: page.map((row) => toHookRun(row, detailed)),
+      items: page.map((row) => toHookRun(row, detailed)),
       nextCursor: rows.length > filter.limit ? String(page[page.length - 1]!.id) : null,
     };
   }

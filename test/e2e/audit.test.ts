@@ -8,9 +8,9 @@ import { runTrellis } from '../helpers/process.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
 
 const ENTRY_FIELDS = '_id at keyId userId tool arguments outcome error durationMs codeSha256';
-const LIST = `query($tool: String, $keyId: ID, $userId: ID, $outcome: String, $since: DateTime, $until: DateTime, $limit: Int, $before: ID) {
+const LIST = `query($tool: String, $keyId: ID, $userId: ID, $outcome: AuditOutcome, $since: DateTime, $until: DateTime, $limit: Int, $before: ID) {
   mcpAuditLogs(tool: $tool, keyId: $keyId, userId: $userId, outcome: $outcome, since: $since, until: $until, limit: $limit, before: $before) {
-    entries { ${ENTRY_FIELDS} }
+    items { ${ENTRY_FIELDS} }
     nextCursor
   }
 }`;
@@ -75,7 +75,7 @@ let oldEntryId: string;
 const db = () => server.server.services.ctx.db;
 
 async function list(variables: Record<string, unknown> = {}) {
-  return (await gqlData(ownerGql, LIST, variables)).mcpAuditLogs as { entries: Record<string, unknown>[]; nextCursor: string | null };
+  return (await gqlData(ownerGql, LIST, variables)).mcpAuditLogs as { items: Record<string, unknown>[]; nextCursor: string | null };
 }
 
 async function auditRowCount(): Promise<number> {
@@ -98,9 +98,9 @@ afterAll(async () => server?.close());
 describe('mcpAuditLogs', () => {
   it('lists every entry newest first with the fields the MCP server wrote', async () => {
     const page = await list();
-    expect(page.entries.map((entry) => entry.tool)).toEqual(NEWEST_FIRST);
+    expect(page.items.map((entry) => entry.tool)).toEqual(NEWEST_FIRST);
     expect(page.nextCursor).toBeNull();
-    expect(page.entries[1]).toMatchObject({
+    expect(page.items[1]).toMatchObject({
       keyId: 'key-2',
       userId: 'user-1',
       outcome: 'denied',
@@ -109,12 +109,12 @@ describe('mcpAuditLogs', () => {
       codeSha256: null,
       arguments: { _id: 'f1', confirm: true },
     });
-    expect(Date.parse(page.entries[0]!.at as string)).toBeGreaterThan(Date.now() - 60_000);
-    expect(page.entries[4]!.at).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
+    expect(Date.parse(page.items[0]!.at as string)).toBeGreaterThan(Date.now() - 60_000);
+    expect(page.items[4]!.at).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
   });
 
   it('shows the name of an environment variable but never its value, in the answer or the database', async () => {
-    const [entry] = (await list({ tool: 'set_environment_variable' })).entries;
+    const [entry] = (await list({ tool: 'set_environment_variable' })).items;
     expect(entry!.arguments).toEqual({ name: 'STRIPE_KEY', value: '[redacted]' });
     const stored = await sql<{ text: string }>`select string_agg(arguments::text, ' ') as text from mcp_audit_logs`.execute(db());
     expect(stored.rows[0]!.text).not.toContain(ENV_SECRET);
@@ -122,7 +122,7 @@ describe('mcpAuditLogs', () => {
   });
 
   it('stores long hook code as a preview with its SHA-256, and carries the hash of the persisted code', async () => {
-    const [entry] = (await list({ tool: 'create_hook' })).entries;
+    const [entry] = (await list({ tool: 'create_hook' })).items;
     expect(entry).toMatchObject({ codeSha256: HOOK_SHA, durationMs: 41 });
     expect(entry!.arguments).toEqual({
       name: 'stamp',
@@ -143,31 +143,37 @@ describe('mcpAuditLogs', () => {
     ['a tool no call used', () => ({ tool: 'delete_hook' }), []],
   ])('filters by %s', async (_case, variables, tools) => {
     const page = await list(variables());
-    expect(page.entries.map((entry) => entry.tool)).toEqual(tools);
+    expect(page.items.map((entry) => entry.tool)).toEqual(tools);
   });
 
   it('pages with limit and the before cursor, in order, without gaps or repeats', async () => {
-    const all = (await list()).entries;
+    const all = (await list()).items;
     const first = await list({ limit: 2 });
-    expect(first.entries).toEqual(all.slice(0, 2));
+    expect(first.items).toEqual(all.slice(0, 2));
     expect(first.nextCursor).toBe(all[1]!._id);
     const second = await list({ limit: 2, before: first.nextCursor });
-    expect(second.entries).toEqual(all.slice(2, 4));
+    expect(second.items).toEqual(all.slice(2, 4));
     const third = await list({ limit: 2, before: second.nextCursor });
-    expect(third.entries).toEqual(all.slice(4));
+    expect(third.items).toEqual(all.slice(4));
     expect(third.nextCursor).toBeNull();
+  });
+
+  it('keeps answering the deprecated entries list, the same as items', async () => {
+    const { mcpAuditLogs } = await gqlData(ownerGql, '{ mcpAuditLogs(limit: 3) { items { _id } entries { _id } } }');
+    expect(mcpAuditLogs.items).toHaveLength(3);
+    expect(mcpAuditLogs.entries).toEqual(mcpAuditLogs.items);
   });
 
   it('applies filters on every page', async () => {
     const first = await list({ keyId: 'key-1', limit: 1 });
     const second = await list({ keyId: 'key-1', limit: 1, before: first.nextCursor });
-    expect([...first.entries, ...second.entries].map((entry) => entry.tool)).toEqual(['edit_feature_code', 'set_environment_variable']);
+    expect([...first.items, ...second.items].map((entry) => entry.tool)).toEqual(['edit_feature_code', 'set_environment_variable']);
   });
 
   it.each([
     ['limit 0', { limit: 0 }, 'limit: must be a whole number from 1 to 500'],
     ['limit 501', { limit: 501 }, 'limit: must be at most 500'],
-    ['an unknown outcome', { outcome: 'maybe' }, 'outcome: must be one of ok, error, denied'],
+    ['an unknown outcome', { outcome: 'maybe' }, 'Variable "$outcome" got invalid value "maybe"; AuditOutcome must be one of ok, error, denied'],
     ['a since that is not a date', { since: 'yesterday' }, 'since: must be an ISO-8601 date and time'],
     ['a cursor that is not one', { before: 'abc' }, 'before: must be the nextCursor of a previous page'],
   ])('refuses %s with BAD_INPUT naming the argument', async (_case, variables, message) => {
@@ -200,7 +206,7 @@ describe(`trellis audit list ${usingPostgres ? 'on the PostgreSQL database' : 't
     const run = await runTrellis(['audit', 'list', '--key', 'key-1', '--user', 'user-2', '--outcome', 'error', '--tool', 'edit_feature_code', '--limit', '1', '--json'], server.env);
     expect(run.code).toBe(0);
     const page = JSON.parse(run.stdout);
-    expect(page.entries.map((entry: { tool: string }) => entry.tool)).toEqual(['edit_feature_code']);
+    expect(page.items.map((entry: { tool: string }) => entry.tool)).toEqual(['edit_feature_code']);
     expect(page.nextCursor).toBeNull();
   });
 
@@ -215,7 +221,7 @@ describe(`trellis audit list ${usingPostgres ? 'on the PostgreSQL database' : 't
 
   it('prints how to read the next page when there is one', async () => {
     const run = await runTrellis(['audit', 'list', '--limit', '2'], server.env);
-    const all = (await list()).entries;
+    const all = (await list()).items;
     expect(run.stdout.trim().split('\n').at(-1)).toBe(`More entries: --before ${all[1]!._id}`);
   });
 
@@ -240,7 +246,7 @@ describe('audit retention', () => {
     expect(await auditRowCount()).toBe(before - 1);
     const ids = (await db().selectFrom('mcp_audit_logs').select('id').execute()).map((row) => String(row.id));
     expect(ids).not.toContain(oldEntryId);
-    expect((await list()).entries.map((entry) => entry.tool)).toEqual(NEWEST_FIRST.slice(0, 4));
+    expect((await list()).items.map((entry) => entry.tool)).toEqual(NEWEST_FIRST.slice(0, 4));
     const runs = await db().selectFrom('hook_runs').select('hook_name').execute();
     expect(runs.map((run) => run.hook_name)).toEqual(['recent']);
   });

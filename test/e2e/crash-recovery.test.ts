@@ -114,8 +114,8 @@ async function fetchAudit(gql: ReturnType<typeof graphqlClient>) {
   const entries: { tool: string; outcome: string; arguments: unknown }[] = [];
   let before: string | null = null;
   do {
-    const page: { entries: { tool: string; outcome: string; arguments: unknown }[]; nextCursor: string | null } = (await gqlData(gql, 'query($before: ID) { mcpAuditLogs(limit: 500, before: $before) { entries { tool outcome arguments } nextCursor } }', { before })).mcpAuditLogs;
-    entries.push(...page.entries);
+    const page: { items: { tool: string; outcome: string; arguments: unknown }[]; nextCursor: string | null } = (await gqlData(gql, 'query($before: ID) { mcpAuditLogs(limit: 500, before: $before) { items { tool outcome arguments } nextCursor } }', { before })).mcpAuditLogs;
+    entries.push(...page.items);
     before = page.nextCursor;
   } while (before);
   return entries;

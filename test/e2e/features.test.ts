@@ -5,10 +5,10 @@ import { gqlData, graphqlClient, login, postJson, startTestServer, type HttpResu
 type Gql = ReturnType<typeof graphqlClient>;
 
 const FEATURE = '_id name description customCode status version publishedVersion createdBy updatedBy createdAt updatedAt roleIds';
-const CREATE = `mutation($_id: ID, $name: String!, $description: String, $customCode: String!, $status: String) {
+const CREATE = `mutation($_id: ID, $name: String!, $description: String, $customCode: String!, $status: FeatureStatus) {
   createFeature(_id: $_id, name: $name, description: $description, customCode: $customCode, status: $status) { ${FEATURE} }
 }`;
-const UPDATE = `mutation($_id: ID!, $name: String, $customCode: String, $status: String) {
+const UPDATE = `mutation($_id: ID!, $name: String, $customCode: String, $status: FeatureStatus) {
   updateFeature(_id: $_id, name: $name, customCode: $customCode, status: $status) { ${FEATURE} }
 }`;
 const DELETE = 'mutation($_id: ID!, $confirm: Boolean!) { deleteFeature(_id: $_id, confirm: $confirm) }';
@@ -150,7 +150,7 @@ describe('createFeature', () => {
     ['an empty name', { name: '  ' }, 'BAD_INPUT', 400, 'name: must not be empty'],
     ['a name of 101 characters', { name: 'n'.repeat(101) }, 'BAD_INPUT', 400, 'name: must be at most 100'],
     ['a name taken in another case', { name: 'EXISTING feature' }, 'CONFLICT', 409, 'name: a feature named'],
-    ['an unknown status', { name: 'Bad status', status: 'live' }, 'BAD_INPUT', 400, 'status: must be one of draft, published'],
+    ['an unknown status', { name: 'Bad status', status: 'live' }, 'BAD_INPUT', 400, 'FeatureStatus must be one of draft, published'],
     ['code of 1 MB + 1 byte', { name: 'Too big', customCode: paddedPage(ONE_MB + 1) }, 'PAYLOAD_TOO_LARGE', 413, 'at most 1 MB (1048576 bytes'],
     ['code over 1 MB in UTF-8 bytes only', { name: 'Too big utf8', customCode: paddedPage(ONE_MB + 1, 'é') }, 'PAYLOAD_TOO_LARGE', 413, 'customCode:'],
   ])('refuses %s and writes nothing', async (_case, variables, code, status, fragment) => {
@@ -212,7 +212,7 @@ describe('updateFeature versioning', () => {
   it.each([
     ['code of 1 MB + 1 byte', { customCode: paddedPage(ONE_MB + 1) }, 'PAYLOAD_TOO_LARGE', 413, 'customCode:'],
     ['a name another feature has', { name: 'existing FEATURE' }, 'CONFLICT', 409, 'name:'],
-    ['an unknown status', { status: 'archived' }, 'BAD_INPUT', 400, 'status:'],
+    ['an unknown status', { status: 'archived' }, 'BAD_INPUT', 400, 'FeatureStatus must be one of draft, published'],
   ])('refuses %s and keeps the stored feature', async (_case, change, code, status, fragment) => {
     const { _id } = await createFeature(ownerGql, { name: `Guarded ${_case}`, customCode: page('kept') });
     const before = await rowCounts();

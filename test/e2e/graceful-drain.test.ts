@@ -98,8 +98,8 @@ async function countRuns(gql: ReturnType<typeof graphqlClient>): Promise<number>
   let total = 0;
   let before: string | null = null;
   do {
-    const page: { runs: { outcome: string }[]; nextCursor: string | null } = (await gqlData(gql, 'query($b: ID) { hookRuns(limit: 100, before: $b) { runs { outcome } nextCursor } }', { b: before })).hookRuns;
-    total += page.runs.filter((run) => run.outcome === 'ok').length;
+    const page: { items: { outcome: string }[]; nextCursor: string | null } = (await gqlData(gql, 'query($b: ID) { hookRuns(limit: 100, before: $b) { items { outcome } nextCursor } }', { b: before })).hookRuns;
+    total += page.items.filter((run) => run.outcome === 'ok').length;
     before = page.nextCursor;
   } while (before);
   return total;

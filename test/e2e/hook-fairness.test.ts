@@ -100,7 +100,7 @@ describe('hook scheduling', () => {
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     await server.server.services.hookRuntime.flushRunLog();
     const owner = graphqlClient(server.url, await login(server.url));
-    const runs = (await gqlData(owner, '{ hookRuns(limit: 500) { runs { hookName queuedMs } } }')).hookRuns.runs as { hookName: string; queuedMs: number }[];
+    const runs = (await gqlData(owner, '{ hookRuns(limit: 500) { items { hookName queuedMs } } }')).hookRuns.items as { hookName: string; queuedMs: number }[];
     const floodWaits = runs.filter((run) => run.hookName === 'flood').map((run) => run.queuedMs);
     expect(floodWaits).toHaveLength(FLOOD * ROUNDS);
     // The runs beyond the first WORKERS - 1 of each round waited for a worker, and the run log says so.

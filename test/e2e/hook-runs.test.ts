@@ -5,7 +5,7 @@ let server: TestServer;
 let ownerGql: ReturnType<typeof graphqlClient>;
 let hookId: string;
 
-const RUNS = 'query($hookId: ID, $outcome: String, $limit: Int, $before: ID) { hookRuns(hookId: $hookId, outcome: $outcome, limit: $limit, before: $before) { runs { _id hookId hookName trigger durationMs outcome console error } nextCursor } }';
+const RUNS = 'query($hookId: ID, $outcome: HookRunOutcome, $limit: Int, $before: ID) { hookRuns(hookId: $hookId, outcome: $outcome, limit: $limit, before: $before) { items { _id hookId hookName trigger durationMs outcome console error } nextCursor } }';
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -24,17 +24,17 @@ afterAll(async () => server?.close());
 describe('hookRuns (the run log through builder GraphQL)', () => {
   it('lists every run newest first with trigger, outcome, console lines and the error', async () => {
     const { hookRuns } = await gqlData(ownerGql, RUNS, { hookId });
-    expect(hookRuns.runs.map((r: { outcome: string }) => r.outcome)).toEqual(['ok', 'error', 'ok']);
-    expect(hookRuns.runs[1]).toMatchObject({ hookId, hookName: 'echo-run', trigger: 'webHook', console: ['[log] got 2'] });
-    expect(hookRuns.runs[1].error).toContain('two is refused');
+    expect(hookRuns.items.map((r: { outcome: string }) => r.outcome)).toEqual(['ok', 'error', 'ok']);
+    expect(hookRuns.items[1]).toMatchObject({ hookId, hookName: 'echo-run', trigger: 'webHook', console: ['[log] got 2'] });
+    expect(hookRuns.items[1].error).toContain('two is refused');
     expect(hookRuns.nextCursor).toBeNull();
   });
 
   it('filters by outcome and pages with the cursor', async () => {
-    expect((await gqlData(ownerGql, RUNS, { hookId, outcome: 'error' })).hookRuns.runs).toHaveLength(1);
+    expect((await gqlData(ownerGql, RUNS, { hookId, outcome: 'error' })).hookRuns.items).toHaveLength(1);
     const first = (await gqlData(ownerGql, RUNS, { hookId, limit: 2 })).hookRuns;
     const second = (await gqlData(ownerGql, RUNS, { hookId, limit: 2, before: first.nextCursor })).hookRuns;
-    expect([...first.runs, ...second.runs].map((r: { _id: string }) => r._id)).toHaveLength(3);
+    expect([...first.items, ...second.items].map((r: { _id: string }) => r._id)).toHaveLength(3);
     expect(second.nextCursor).toBeNull();
   });
 
@@ -53,7 +53,7 @@ describe('what a run received and answered', () => {
     });
     await postJson(`${server.url}/api/webhook/echo-details`, { n: 7, note: 'echo-token-123456 in the body', big: 'x'.repeat(5000) });
     await server.server.services.hookRuntime.flushRunLog();
-    const runs = (await gqlData(ownerGql, '{ hookRuns(limit: 1) { runs { hookName input output } } }')).hookRuns.runs;
+    const runs = (await gqlData(ownerGql, '{ hookRuns(limit: 1) { items { hookName input output } } }')).hookRuns.items;
     expect(runs[0].hookName).toBe('echo-details');
     // The body was longer than the run log keeps: a preview, redacted.
     expect(runs[0].input.truncated).toBe(true);
@@ -62,7 +62,7 @@ describe('what a run received and answered', () => {
     expect(runs[0].output).toEqual({ got: 7, token: '[redacted]' });
     await gqlData(ownerGql, 'mutation { createUser(email: "details-designer@example.com", password: "designer-pass", role: "designer") { _id } }');
     const designer = graphqlClient(server.url, await login(server.url, 'details-designer@example.com', 'designer-pass'));
-    const hidden = (await gqlData(designer, '{ hookRuns(limit: 1) { runs { input output detailsVisible } } }')).hookRuns.runs[0];
+    const hidden = (await gqlData(designer, '{ hookRuns(limit: 1) { items { input output detailsVisible } } }')).hookRuns.items[0];
     expect(hidden).toEqual({ input: null, output: null, detailsVisible: false });
   });
 });
@@ -92,14 +92,14 @@ describe('what a run printed is readable only by those who may write hooks', () 
     designerGql = graphqlClient(server.url, await login(server.url, 'runs-designer@example.com', 'designer-pass'));
   });
 
-  const RUN = 'query($hookId: ID) { hookRuns(hookId: $hookId) { runs { outcome trigger durationMs console error detailsVisible } } }';
+  const RUN = 'query($hookId: ID) { hookRuns(hookId: $hookId) { items { outcome trigger durationMs console error detailsVisible } } }';
 
   it('shows a designer the outcome, trigger and duration of a run, and neither its console lines nor its error', async () => {
     const { hookRuns } = await gqlData(designerGql, RUN, { hookId: leakyId });
-    expect(hookRuns.runs).toHaveLength(1);
-    expect(hookRuns.runs[0]).toMatchObject({ outcome: 'error', trigger: 'webHook', console: null, error: null, detailsVisible: false });
-    expect(hookRuns.runs[0].durationMs).toBeGreaterThanOrEqual(0);
-    const everything = JSON.stringify(await designerGql('{ hookRuns { runs { _id hookName console error } } }'));
+    expect(hookRuns.items).toHaveLength(1);
+    expect(hookRuns.items[0]).toMatchObject({ outcome: 'error', trigger: 'webHook', console: null, error: null, detailsVisible: false });
+    expect(hookRuns.items[0].durationMs).toBeGreaterThanOrEqual(0);
+    const everything = JSON.stringify(await designerGql('{ hookRuns { items { _id hookName console error } } }'));
     for (const disguise of [SECRET, SECRET.toLowerCase(), SECRET.toUpperCase(), [...SECRET].reverse().join(''), [...SECRET].join(' ')]) {
       expect(everything).not.toContain(disguise);
     }
@@ -107,7 +107,7 @@ describe('what a run printed is readable only by those who may write hooks', () 
 
   it('shows an admin the console lines and the error, with the value redacted in any letter case and reversed', async () => {
     const { hookRuns } = await gqlData(ownerGql, RUN, { hookId: leakyId });
-    const run = hookRuns.runs[0];
+    const run = hookRuns.items[0];
     expect(run.detailsVisible).toBe(true);
     expect(run.console).toEqual(['[log] reversed [redacted]', '[log] upper [redacted]', `[log] spaced ${[...SECRET].join(' ')}`, expect.stringMatching(/^\[log\] codes \d+/)]);
     expect(run.error).toBe('cannot resolve [redacted].invalid');

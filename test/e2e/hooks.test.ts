@@ -6,7 +6,7 @@ import { gqlData, graphqlClient, login, postJson, startTestServer, type HttpResu
 type Gql = ReturnType<typeof graphqlClient>;
 
 const HOOK = '_id name type tableId content contentSha256 version createdBy updatedBy createdAt updatedAt';
-const CREATE = `mutation($name: String!, $type: String!, $tableId: ID, $content: String!) {
+const CREATE = `mutation($name: String!, $type: HookType!, $tableId: ID, $content: String!) {
   createHook(name: $name, type: $type, tableId: $tableId, content: $content) { ${HOOK} }
 }`;
 const UPDATE = `mutation($_id: ID!, $name: String, $tableId: ID, $content: String) {
@@ -14,7 +14,7 @@ const UPDATE = `mutation($_id: ID!, $name: String, $tableId: ID, $content: Strin
 }`;
 const DELETE = 'mutation($_id: ID!, $confirm: Boolean!) { deleteHook(_id: $_id, confirm: $confirm) }';
 const GET = `query($_id: ID!) { hook(_id: $_id) { ${HOOK} } }`;
-const LIST = 'query($type: String, $tableId: ID) { hooks(type: $type, tableId: $tableId) { _id name type tableId } }';
+const LIST = 'query($type: HookType, $tableId: ID) { hooks(type: $type, tableId: $tableId) { _id name type tableId } }';
 const CODE = 'async function hook(instance) { return instance; }';
 const TABLE_ID = 'tbl-orders';
 const OTHER_TABLE_ID = 'tbl-customers';
@@ -185,7 +185,7 @@ describe('createHook', () => {
     ['an afterSave hook on an unknown table', { type: 'afterSave', tableId: 'tbl-nowhere' }, 'NOT_FOUND', 404, "Table 'tbl-nowhere'"],
     ['a name taken in another case', { name: 'EXISTING_HOOK' }, 'CONFLICT', 409, 'name: a hook named'],
     ['empty content', { content: '  ' }, 'BAD_INPUT', 400, 'content: must not be empty'],
-    ['an unknown type', { type: 'onDelete' }, 'BAD_INPUT', 400, 'type: must be one of beforeSave, afterSave, webHook'],
+    ['an unknown type', { type: 'onDelete' }, 'BAD_INPUT', 400, 'HookType must be one of beforeSave, afterSave, webHook'],
     ['code of 200 KB + 1 byte', { content: paddedHook(HOOK_LIMIT + 1) }, 'PAYLOAD_TOO_LARGE', 413, 'content: must be at most 200 KB (204800 bytes'],
     ['code over 200 KB in UTF-8 bytes only', { content: paddedHook(HOOK_LIMIT + 1, 'é') }, 'PAYLOAD_TOO_LARGE', 413, 'content:'],
   ])('refuses %s and writes nothing: no hook, version, mail or audit row', async (_case, variables, code, status, fragment) => {
@@ -284,7 +284,7 @@ describe('listing hooks', () => {
   });
 
   it('refuses an unknown type filter with BAD_INPUT', async () => {
-    expectError(await viewerGql(LIST, { type: 'never' }), 'BAD_INPUT', 400, 'type:');
+    expectError(await viewerGql(LIST, { type: 'never' }), 'BAD_INPUT', 400, 'HookType must be one of beforeSave, afterSave, webHook');
   });
 });
 

@@ -7,7 +7,7 @@ import { allStoredText } from '../helpers/stored-text.js';
 type Gql = ReturnType<typeof graphqlClient>;
 
 const KEY_FIELDS = '_id name keyPrefix scopes expiresAt lastUsedAt revokedAt createdAt';
-const CREATE_KEY = `mutation($name: String!, $scopes: [String!]!, $days: Int!) {
+const CREATE_KEY = `mutation($name: String!, $scopes: [Scope!]!, $days: Int!) {
   createMcpApiKey(name: $name, scopes: $scopes, expiresInDays: $days) { apiKey key { ${KEY_FIELDS} } }
 }`;
 const REVOKE_KEY = `mutation($id: ID!) { revokeMcpApiKey(_id: $id) { ${KEY_FIELDS} } }`;
@@ -102,7 +102,7 @@ describe('createMcpApiKey', () => {
     [
       'an unknown scope',
       { name: 'k', scopes: ['config:read', 'root'], days: 30 },
-      `scopes.1: unknown scope 'root'; valid scopes are ${SCOPES.join(', ')}`,
+      `Variable "$scopes" got invalid value "root" at "scopes[1]"; Scope must be one of ${SCOPES.join(', ')}`,
     ],
     ['an expiry of 0 days', { name: 'k', scopes: ['config:read'], days: 0 }, 'expiresInDays: must be a whole number of days from 1 to 365'],
     ['an expiry over 365 days', { name: 'k', scopes: ['config:read'], days: 366 }, 'expiresInDays: must be at most 365 days'],

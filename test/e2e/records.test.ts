@@ -314,7 +314,7 @@ describe('who may use records', () => {
 });
 
 describe('save hooks', () => {
-  const HOOK = 'mutation($n: String!, $t: String!, $table: ID, $c: String!) { createHook(name: $n, type: $t, tableId: $table, content: $c) { _id } }';
+  const HOOK = 'mutation($n: String!, $t: HookType!, $table: ID, $c: String!) { createHook(name: $n, type: $t, tableId: $table, content: $c) { _id } }';
   let paymentTable: string;
 
   beforeAll(async () => {

@@ -296,7 +296,7 @@ describe('createTable refusals leave nothing behind', () => {
   });
 
   it.each([
-    ['an unknown field type', [{ name: 'a', type: 'money' }], 'fields.0.type: '],
+    ['an unknown field type', [{ name: 'a', type: 'money' }], '"money" at "fields[0].type"; FieldType must be one of text, number'],
     ['a reference without referenceTableId', [{ name: 'a', type: 'reference' }], 'fields.0.referenceTableId: is required'],
     ['a multi-reference without referenceTableId', [{ name: 'a', type: 'multi-reference' }], 'fields.0.referenceTableId: is required'],
     ['a referenceTableId on a text field', [{ name: 'a', type: 'text', referenceTableId: 'x' }], 'fields.0.referenceTableId: is only'],
@@ -452,7 +452,7 @@ describe('addTableField', () => {
     ['a name already used (any case)', { name: 'TITLE', type: 'text' }, 'CONFLICT', 'field.name: '],
     ['a reference to an unknown table', { name: 'maker', type: 'reference', referenceTableId: 'ghost' }, 'BAD_INPUT', 'field.referenceTableId: '],
     ['a name starting with _', { name: '_hidden', type: 'text' }, 'BAD_INPUT', 'field.name: '],
-    ['an unknown type', { name: 'price', type: 'currency' }, 'BAD_INPUT', 'field.type: '],
+    ['an unknown type', { name: 'price', type: 'currency' }, 'BAD_INPUT', '"currency" at "field.type"; FieldType must be one of text, number'],
   ])('refuses %s and leaves nothing behind', async (_case, field, code, message) => {
     const before = await snapshot();
     const result = await ownerGql(ADD_FIELD, { tableId: products._id, field });

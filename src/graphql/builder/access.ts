@@ -37,7 +37,7 @@ const typeDefs = /* GraphQL */ `
     name: String!
     description: String!
     "Scope names plus 'admin' and 'ai_designer'."
-    permissions: [String!]!
+    permissions: [Permission!]!
     builtin: Boolean!
   }
 
@@ -59,8 +59,8 @@ const typeDefs = /* GraphQL */ `
     changeMyPassword(currentPassword: String!, newPassword: String!): NewSession!
     "Changes a user's name, role, password or disabled flag (admin only)."
     updateUser(_id: ID!, name: String, role: String, password: String, disabled: Boolean): User!
-    createRole(name: String!, description: String, permissions: [String!]): Role!
-    updateRole(_id: ID!, description: String, permissions: [String!]): Role!
+    createRole(name: String!, description: String, permissions: [Permission!]): Role!
+    updateRole(_id: ID!, description: String, permissions: [Permission!]): Role!
     deleteRole(_id: ID!): Boolean!
     "Lets the roles see the feature; returns the ids of every role that now sees it."
     grantFeatureAccess(featureId: ID!, roleIds: [ID!]!): [ID!]!

@@ -12,17 +12,18 @@ const typeDefs = /* GraphQL */ `
     tool: String!
     "Redacted arguments: long strings are { preview, sha256, bytes }."
     arguments: JSON!
-    "ok, error or denied."
-    outcome: String!
+    outcome: AuditOutcome!
     error: String
     durationMs: Int!
     "SHA-256 of the code a hook or feature write persisted."
     codeSha256: String
   }
 
+  "A page of the MCP audit log; pages share one shape: items, then nextCursor."
   type McpAuditLogPage {
     "Newest first."
-    entries: [McpAuditLogEntry!]!
+    items: [McpAuditLogEntry!]!
+    entries: [McpAuditLogEntry!]! @deprecated(reason: "Use items: every paged answer names its list items.")
     "Pass as before to read the next, older page; null on the last page."
     nextCursor: ID
   }
@@ -33,7 +34,7 @@ const typeDefs = /* GraphQL */ `
       tool: String
       keyId: ID
       userId: ID
-      outcome: String
+      outcome: AuditOutcome
       since: DateTime
       until: DateTime
       limit: Int
@@ -48,5 +49,6 @@ export const auditModule: GraphQLModule = {
     Query: {
       mcpAuditLogs: (_s, args, ctx) => ctx.services.audit.list(requireUser(ctx), withoutNulls(args) as never),
     },
+    McpAuditLogPage: { entries: (page) => (page as { items: unknown[] }).items },
   },
 };

@@ -10,7 +10,7 @@ const typeDefs = /* GraphQL */ `
     description: String!
     customCode: String!
     "draft or published"
-    status: String!
+    status: FeatureStatus!
     version: Int!
     "The version the application shows; null until first published."
     publishedVersion: Int
@@ -26,7 +26,7 @@ const typeDefs = /* GraphQL */ `
 
   type FeatureVersion {
     version: Int!
-    status: String!
+    status: FeatureStatus!
     customCode: String!
     codeSha256: String!
     authorId: ID
@@ -54,9 +54,9 @@ const typeDefs = /* GraphQL */ `
 
   extend type Mutation {
     "Creates a feature; _id is derived from the name when omitted. status: draft (default) or published."
-    createFeature(_id: ID, name: String!, description: String, customCode: String!, status: String): Feature!
+    createFeature(_id: ID, name: String!, description: String, customCode: String!, status: FeatureStatus): Feature!
     "Saves a feature; a change of code or status adds a version."
-    updateFeature(_id: ID!, name: String, description: String, customCode: String, status: String): Feature!
+    updateFeature(_id: ID!, name: String, description: String, customCode: String, status: FeatureStatus): Feature!
     "Deletes a feature; confirm must be true."
     deleteFeature(_id: ID!, confirm: Boolean!): Boolean!
   }

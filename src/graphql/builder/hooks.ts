@@ -6,7 +6,7 @@ const typeDefs = /* GraphQL */ `
   type Hook {
     _id: ID!
     name: String!
-    type: String!
+    type: HookType!
     "The table of a beforeSave or afterSave hook; unused by webhooks."
     tableId: ID
     content: String!
@@ -28,8 +28,7 @@ const typeDefs = /* GraphQL */ `
     durationMs: Int!
     "How long the run waited for a hook worker, in ms (while other runs held them all); null for runs stored before."
     queuedMs: Int
-    "ok, error, timeout or memory."
-    outcome: String!
+    outcome: HookRunOutcome!
     "The run's console lines; null unless the reader is an admin with hooks:write."
     console: [String!]
     "The error (environment values redacted); null when the run succeeded or the reader is not an admin with hooks:write."
@@ -42,8 +41,11 @@ const typeDefs = /* GraphQL */ `
     detailsVisible: Boolean!
   }
 
+  "A page of the run log; pages share one shape: items, then nextCursor."
   type HookRunPage {
-    runs: [HookRun!]!
+    "Newest first."
+    items: [HookRun!]!
+    runs: [HookRun!]! @deprecated(reason: "Use items: every paged answer names its list items.")
     "Pass as before to read the next page; null on the last page."
     nextCursor: ID
   }
@@ -52,15 +54,15 @@ const typeDefs = /* GraphQL */ `
     "Checks hook code without saving or running it (config:read); warnings name unknown tables and environment variables."
     validateHookCode(content: String!): CodeValidation!
     "Hooks, optionally of one type and/or one table, ordered by name."
-    hooks(type: String, tableId: ID): [Hook!]!
+    hooks(type: HookType, tableId: ID): [Hook!]!
     hook(_id: ID!): Hook
     "The run log of hooks, newest first."
-    hookRuns(hookId: ID, outcome: String, limit: Int, before: ID): HookRunPage!
+    hookRuns(hookId: ID, outcome: HookRunOutcome, limit: Int, before: ID): HookRunPage!
   }
 
   extend type Mutation {
     "Creates a hook. type: beforeSave, afterSave (both need tableId) or webHook. Owners are e-mailed."
-    createHook(name: String!, type: String!, tableId: ID, content: String!): Hook!
+    createHook(name: String!, type: HookType!, tableId: ID, content: String!): Hook!
     "Changes a hook's name, table or code (not its type). Owners are e-mailed."
     updateHook(_id: ID!, name: String, tableId: ID, content: String): Hook!
     "Deletes a hook; confirm must be true."
@@ -77,6 +79,7 @@ export const hooksModule: GraphQLModule = {
       hook: (_s, args, ctx) => ctx.services.hooks.getHook(requireUser(ctx), args._id),
       hookRuns: (_s, args, ctx) => ctx.services.hooks.listHookRuns(requireUser(ctx), withoutNulls(args) as never),
     },
+    HookRunPage: { runs: (page) => (page as { items: unknown[] }).items },
     Mutation: {
       createHook: (_s, args, ctx) => ctx.services.hooks.createHook(requireUser(ctx), withoutNulls(args) as never),
       updateHook: async (_s, args, ctx) =>

@@ -10,9 +10,9 @@ const typeDefs = /* GraphQL */ `
     name: String!
     "The visible first characters of the key."
     keyPrefix: String!
-    scopes: [String!]!
+    scopes: [Scope!]!
     "The key's scopes that work now: those its user's role still grants (admin-only ones only while the user is an admin)."
-    effectiveScopes: [String!]!
+    effectiveScopes: [Scope!]!
     expiresAt: DateTime!
     lastUsedAt: DateTime
     revokedAt: DateTime
@@ -36,7 +36,7 @@ const typeDefs = /* GraphQL */ `
 
   extend type Mutation {
     "Creates an MCP API key for the signed-in user (needs 'ai_designer'); expiresInDays is 1 to 365."
-    createMcpApiKey(name: String!, scopes: [String!]!, expiresInDays: Int!): CreatedMcpApiKey!
+    createMcpApiKey(name: String!, scopes: [Scope!]!, expiresInDays: Int!): CreatedMcpApiKey!
     "Revokes one of the signed-in user's keys (an admin may revoke any key)."
     revokeMcpApiKey(_id: ID!): McpApiKey!
   }

@@ -6,8 +6,7 @@ const typeDefs = /* GraphQL */ `
   type AppField {
     _id: ID!
     name: String!
-    "One of text, number, boolean, date, datetime, json, reference, multi-reference."
-    type: String!
+    type: FieldType!
     required: Boolean!
     unique: Boolean!
     "The table a reference or multi-reference field points at."
@@ -44,8 +43,7 @@ const typeDefs = /* GraphQL */ `
 
   input AppFieldInput {
     name: String!
-    "One of text, number, boolean, date, datetime, json, reference, multi-reference."
-    type: String!
+    type: FieldType!
     required: Boolean
     unique: Boolean
     "The _id (or name) of the target table of a reference or multi-reference field."

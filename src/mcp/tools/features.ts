@@ -8,17 +8,17 @@ import {
   featureRefInput,
   listFeaturesInput,
   updateFeatureInput,
+  FEATURE_STATUSES,
 } from '../../features/schema.js';
 import { codeValidationOutput, diffOutput, featureOutput, findingOutput, plain } from './shared.js';
 
-const status = z.enum(['draft', 'published']);
 const featureSummary = z.object({
   _id: z.string(),
   name: z.string(),
   description: z.string(),
-  status,
-  version: z.number(),
-  publishedVersion: z.number().nullable(),
+  status: z.enum(FEATURE_STATUSES),
+  version: z.number().int(),
+  publishedVersion: z.number().int().nullable(),
   path: z.string(),
   updatedAt: z.string(),
 });

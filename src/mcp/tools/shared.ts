@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { PERMISSIONS } from '../../access/permissions.js';
+import { FEATURE_STATUSES } from '../../features/schema.js';
+import { HOOK_TYPES } from '../../hooks/schema.js';
+import { FIELD_TYPES } from '../../tables/schema.js';
 
 /** Serialises to plain JSON (dates become ISO strings), as structuredContent must be. */
 export function plain<T>(value: T): T {
@@ -8,11 +12,6 @@ export function plain<T>(value: T): T {
 // Tool inputs are the domain schemas (src/<domain>/schema.ts): one contract per operation.
 
 /** The answer of validate_feature_code and validate_hook_code. */
-export const codeValidationOutput = z.object({
-  valid: z.boolean(),
-  errors: z.array(z.record(z.string(), z.unknown())),
-  warnings: z.array(z.record(z.string(), z.unknown())),
-});
 
 /**
  * The structuredContent of every answer (see `fencedResult` in run-tool.ts): the notice, the
@@ -38,13 +37,21 @@ const isoTime = z.string().describe('ISO 8601 time');
 const userRef = z.string().nullable().describe("A user's _id; null for the system or an integration");
 
 /** A validator finding: a stable code, the message, and where (1-based). */
-export const findingOutput = z.object({ code: z.string(), message: z.string(), line: z.number().int().optional(), column: z.number().int().optional() });
+export const findingOutput = z.object({
+  code: z.string().describe("A stable id such as 'SYNTAX' or 'UNKNOWN_FIELD'; match on it, never on the message"),
+  message: z.string(),
+  line: z.number().int().optional(),
+  column: z.number().int().optional(),
+});
+
+/** The answer of validate_feature_code and validate_hook_code: valid is false exactly when errors is not empty. */
+export const codeValidationOutput = z.object({ valid: z.boolean(), errors: z.array(findingOutput), warnings: z.array(findingOutput) });
 
 export const featureOutput = z.object({
   _id: z.string(),
   name: z.string(),
   description: z.string(),
-  status: z.enum(['draft', 'published']),
+  status: z.enum(FEATURE_STATUSES),
   version: z.number().int(),
   publishedVersion: z.number().int().nullable().describe('The version the application page runs; null while never published'),
   createdBy: userRef,
@@ -57,7 +64,7 @@ export const featureOutput = z.object({
 export const hookOutput = z.object({
   _id: z.string(),
   name: z.string(),
-  type: z.enum(['beforeSave', 'afterSave', 'webHook']),
+  type: z.enum(HOOK_TYPES),
   tableId: z.string().nullable(),
   contentSha256: z.string(),
   version: z.number().int(),
@@ -75,7 +82,7 @@ export const entityOutput = z.object({
     z.object({
       _id: z.string(),
       name: z.string(),
-      type: z.enum(['text', 'number', 'boolean', 'date', 'datetime', 'json', 'reference', 'multi-reference']),
+      type: z.enum(FIELD_TYPES),
       required: z.boolean(),
       unique: z.boolean(),
       referenceTableId: z.string().nullable(),
@@ -95,7 +102,7 @@ export const menuOutput = z.object({
   updatedAt: isoTime,
 });
 
-export const roleOutput = z.object({ _id: z.string(), name: z.string(), description: z.string(), permissions: z.array(z.string()), builtin: z.boolean() });
+export const roleOutput = z.object({ _id: z.string(), name: z.string(), description: z.string(), permissions: z.array(z.enum(PERMISSIONS)), builtin: z.boolean() });
 
 /** The unified diff of the code a write stored (writes that replace or patch code). */
 export const diffOutput = z.string().describe('A unified diff from the code before to the code stored');

@@ -29,9 +29,9 @@ interface Filters {
 const EMPTY: Filters = { tool: '', keyId: '', userId: '', outcome: '', since: '', until: '' };
 const PAGE_SIZE = 50;
 
-const LOAD = `query McpAuditLogs($tool: String, $keyId: ID, $userId: ID, $outcome: String, $since: DateTime, $until: DateTime, $limit: Int, $before: ID) {
+const LOAD = `query McpAuditLogs($tool: String, $keyId: ID, $userId: ID, $outcome: AuditOutcome, $since: DateTime, $until: DateTime, $limit: Int, $before: ID) {
   mcpAuditLogs(tool: $tool, keyId: $keyId, userId: $userId, outcome: $outcome, since: $since, until: $until, limit: $limit, before: $before) {
-    entries { _id at keyId userId tool arguments outcome error durationMs codeSha256 }
+    items { _id at keyId userId tool arguments outcome error durationMs codeSha256 }
     nextCursor
   }
   users { _id email }
@@ -66,7 +66,7 @@ export default function AuditSection(_props: { id?: string }) {
   const [before, setBefore] = useState<string | null>(null);
   const [page, setPage] = useState(1);
   const { data, error, loading, reload } = useLoad(
-    () => run<{ mcpAuditLogs: { entries: Entry[]; nextCursor: string | null }; users: { _id: string; email: string }[] }>(LOAD, variablesOf(applied, before)),
+    () => run<{ mcpAuditLogs: { items: Entry[]; nextCursor: string | null }; users: { _id: string; email: string }[] }>(LOAD, variablesOf(applied, before)),
     [applied, before],
   );
 
@@ -124,7 +124,7 @@ export default function AuditSection(_props: { id?: string }) {
         </div>
       </form>
       <ErrorText error={error} />
-      {data ? <EntryTable entries={data.mcpAuditLogs.entries} emails={emails} /> : loading ? <Loading /> : null}
+      {data ? <EntryTable entries={data.mcpAuditLogs.items} emails={emails} /> : loading ? <Loading /> : null}
       <nav className="row" aria-label="Audit pages">
         <button
           type="button"

@@ -158,7 +158,7 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
     setErrors({});
     try {
       const { updateFeature } = await run<{ updateFeature: Feature }>(
-        `mutation($id: ID!, $name: String, $description: String, $code: String, $status: String) { updateFeature(_id: $id, name: $name, description: $description, customCode: $code, status: $status) { ${FEATURE_FIELDS} } }`,
+        `mutation($id: ID!, $name: String, $description: String, $code: String, $status: FeatureStatus) { updateFeature(_id: $id, name: $name, description: $description, customCode: $code, status: $status) { ${FEATURE_FIELDS} } }`,
         { id: feature._id, name: draft.name, description: draft.description, code: draft.code, status },
       );
       loaded.reload();

@@ -103,7 +103,7 @@ function NewHook({ tables, onCreated }: { tables: { _id: string; name: string }[
     event.preventDefault();
     setError(null);
     try {
-      const { createHook } = await run<{ createHook: { _id: string } }>(`mutation($name: String!, $type: String!, $tableId: ID, $content: String!) { createHook(name: $name, type: $type, tableId: $tableId, content: $content) { _id } }`, {
+      const { createHook } = await run<{ createHook: { _id: string } }>(`mutation($name: String!, $type: HookType!, $tableId: ID, $content: String!) { createHook(name: $name, type: $type, tableId: $tableId, content: $content) { _id } }`, {
         name,
         type,
         tableId: needsTable ? tableId || tables[0]?._id || null : null,
@@ -282,7 +282,7 @@ function Runs({ hookId }: { hookId: string }) {
   const [before, setBefore] = useState<string[]>([]);
   const cursor = before[before.length - 1] ?? null;
   const runs = useLoad(
-    () => run<{ hookRuns: { runs: HookRun[]; nextCursor: string | null } }>(`query($id: ID, $before: ID) { hookRuns(hookId: $id, limit: 20, before: $before) { runs { _id trigger startedAt durationMs queuedMs outcome console error input output detailsVisible } nextCursor } }`, { id: hookId, before: cursor }),
+    () => run<{ hookRuns: { items: HookRun[]; nextCursor: string | null } }>(`query($id: ID, $before: ID) { hookRuns(hookId: $id, limit: 20, before: $before) { items { _id trigger startedAt durationMs queuedMs outcome console error input output detailsVisible } nextCursor } }`, { id: hookId, before: cursor }),
     [hookId, cursor],
   );
   const page = runs.data?.hookRuns;
@@ -299,7 +299,7 @@ function Runs({ hookId }: { hookId: string }) {
       <ErrorText error={runs.error} />
       {!page ? (
         <Loading />
-      ) : page.runs.length === 0 ? (
+      ) : page.items.length === 0 ? (
         <p className="muted">No run yet.</p>
       ) : (
         <div className="scroll-x">
@@ -314,7 +314,7 @@ function Runs({ hookId }: { hookId: string }) {
               </tr>
             </thead>
             <tbody>
-              {page.runs.map((entry) => (
+              {page.items.map((entry) => (
                 <tr key={entry._id}>
                   <td>{formatTime(entry.startedAt)}</td>
                   <td>{entry.trigger}</td>

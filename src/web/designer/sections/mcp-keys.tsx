@@ -23,7 +23,7 @@ const MAX_DAYS = 365;
 
 const KEY_FIELDS = '_id name keyPrefix scopes effectiveScopes expiresAt lastUsedAt revokedAt';
 const LOAD = `query McpApiKeys { mcpApiKeys { ${KEY_FIELDS} } }`;
-const CREATE = `mutation CreateMcpApiKey($name: String!, $scopes: [String!]!, $days: Int!) {
+const CREATE = `mutation CreateMcpApiKey($name: String!, $scopes: [Scope!]!, $days: Int!) {
   createMcpApiKey(name: $name, scopes: $scopes, expiresInDays: $days) { apiKey key { name } }
 }`;
 const REVOKE = `mutation RevokeMcpApiKey($id: ID!) { revokeMcpApiKey(_id: $id) { _id } }`;

@@ -21,10 +21,10 @@ interface Feature {
 const PERMISSIONS = ['config:read', 'features:write', 'tables:write', 'menus:write', 'hooks:write', 'roles:write', 'env:write', 'config:delete', 'admin', 'ai_designer'];
 
 const LOAD = `query Roles { roles { _id name description permissions builtin } features { _id name roleIds } }`;
-const CREATE = `mutation CreateRole($name: String!, $description: String, $permissions: [String!]) {
+const CREATE = `mutation CreateRole($name: String!, $description: String, $permissions: [Permission!]) {
   createRole(name: $name, description: $description, permissions: $permissions) { _id }
 }`;
-const UPDATE = `mutation UpdateRole($id: ID!, $permissions: [String!]) { updateRole(_id: $id, permissions: $permissions) { _id } }`;
+const UPDATE = `mutation UpdateRole($id: ID!, $permissions: [Permission!]) { updateRole(_id: $id, permissions: $permissions) { _id } }`;
 const DELETE = `mutation DeleteRole($id: ID!) { deleteRole(_id: $id) }`;
 const GRANT = `mutation Grant($featureId: ID!, $roleIds: [ID!]!) { grantFeatureAccess(featureId: $featureId, roleIds: $roleIds) }`;
 const REVOKE = `mutation Revoke($featureId: ID!, $roleIds: [ID!]!) { revokeFeatureAccess(featureId: $featureId, roleIds: $roleIds) }`;
