@@ -1,36 +1,132 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 
-/** Every environment variable Trellis reads, with its default. README.md documents each one. */
+/**
+ * Every environment variable Trellis reads, with its default and its meaning. `trellis serve --help`
+ * lists them from here (`describeSettings`); README.md documents each one.
+ */
 const envSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  TRELLIS_DATA_DIR: z.string().min(1).default('./data'),
-  TRELLIS_DATABASE_URL: z.string().url().optional(),
-  TRELLIS_SECRET: z.string().min(32, 'TRELLIS_SECRET must be at least 32 characters').optional(),
-  TRELLIS_APP_NAME: z.string().min(1).max(100).default('My Trellis app'),
-  TRELLIS_ADMIN_EMAIL: z.string().email().default('owner@example.com'),
-  TRELLIS_ADMIN_PASSWORD: z.string().min(8, 'TRELLIS_ADMIN_PASSWORD must be at least 8 characters').optional(),
-  TRELLIS_PUBLIC_URL: z.string().url().optional(),
-  TRELLIS_SESSION_TTL: z.coerce.number().int().min(60).default(12 * 3600),
-  TRELLIS_TOKEN_TTL: z.coerce.number().int().min(60).default(3600),
-  TRELLIS_SMTP_URL: z.string().url().optional(),
-  TRELLIS_MAIL_FROM: z.string().min(3).default('Trellis <trellis@localhost>'),
-  TRELLIS_MAIL_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(5000),
-  TRELLIS_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  TRELLIS_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).default(20),
-  TRELLIS_MCP_RATE_LIMIT: z.coerce.number().int().min(1).default(60),
-  TRELLIS_WEBHOOK_RATE_LIMIT: z.coerce.number().int().min(1).default(10),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('HTTP port (0 picks a free one)'),
+  HOST: z.string().min(1).default('127.0.0.1').describe('Interface to listen on (0.0.0.0 for every interface)'),
+  TRELLIS_DATA_DIR: z.string().min(1).default('./data').describe('Folder of the embedded database, its lock file and its generated secret'),
+  TRELLIS_DATABASE_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe('postgres://… of a PostgreSQL server; when set, the embedded database is not used'),
+  TRELLIS_SECRET: z
+    .string()
+    .min(32, 'TRELLIS_SECRET must be at least 32 characters')
+    .optional()
+    .describe('Key material (at least 32 characters) for environment-variable encryption; generated into the data folder when unset, required with TRELLIS_DATABASE_URL'),
+  TRELLIS_APP_NAME: z.string().min(1).max(100).default('My Trellis app').describe('Name given to the application on first start'),
+  TRELLIS_ADMIN_EMAIL: z.string().email().default('owner@example.com').describe('Owner created on first start'),
+  TRELLIS_ADMIN_PASSWORD: z
+    .string()
+    .min(8, 'TRELLIS_ADMIN_PASSWORD must be at least 8 characters')
+    .optional()
+    .describe("Owner's password on first start (at least 8 characters); generated and printed once when unset"),
+  TRELLIS_PUBLIC_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe("The application's public base URL (e.g. https://app.example.com); its host and origin pass the MCP endpoint's Host/Origin checks"),
+  TRELLIS_SESSION_TTL: z.coerce.number().int().min(60).default(12 * 3600).describe('Lifetime of a sign-in session, in seconds'),
+  TRELLIS_TOKEN_TTL: z.coerce.number().int().min(60).default(3600).describe('Lifetime of an integration access token, in seconds'),
+  TRELLIS_SMTP_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe('smtp://user:pass@host:port (or smtps://…) for owner notifications; unset, e-mails stay queued in mail_outbox'),
+  TRELLIS_MAIL_FROM: z.string().min(3).default('Trellis <trellis@localhost>').describe('Sender of e-mails'),
+  TRELLIS_MAIL_RETRY_BASE_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3_600_000)
+    .default(5000)
+    .describe('Delay before the first retry of a failed e-mail; doubles after each failure (at most 1 h), 10 attempts in all'),
+  TRELLIS_LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('fatal, error, warn, info, debug, trace or silent (JSON lines on stdout)'),
+  TRELLIS_AUTH_FAILURES_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(20)
+    .describe("Failed authentications per client IP and minute after which that IP's further failures answer 429 (valid credentials still pass)"),
+  TRELLIS_MCP_RATE_LIMIT: z.coerce.number().int().min(1).default(60).describe('MCP requests allowed per MCP key and minute before 429'),
+  TRELLIS_WEBHOOK_RATE_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(10)
+    .describe('Webhook calls allowed per minute, all webhooks of the application together, before 429 (per server instance)'),
   TRELLIS_TRUST_PROXY: z
     .enum(['true', 'false'])
     .default('false')
-    .transform((v) => v === 'true'),
-  TRELLIS_HOOK_EGRESS_ALLOW: z.string().default(''),
-  TRELLIS_HOOK_TIMEOUT_MS: z.coerce.number().int().min(10).max(300_000).default(5000),
-  TRELLIS_HOOK_CPU_MS: z.coerce.number().int().min(1).max(60_000).default(200),
-  TRELLIS_HOOK_MEMORY_MB: z.coerce.number().int().min(4).max(1024).default(32),
-  TRELLIS_HOOK_WORKERS: z.coerce.number().int().min(1).max(256).default(8),
+    .transform((v) => v === 'true')
+    .describe('true behind a reverse proxy, so client IPs come from X-Forwarded-For'),
+  TRELLIS_HOOK_EGRESS_ALLOW: z
+    .string()
+    .default('')
+    .describe('Comma-separated host, host:port, IP addresses or CIDR ranges hook code may fetch although they are loopback, private, link-local or otherwise internal (refused by default)'),
+  TRELLIS_HOOK_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(300_000)
+    .default(5000)
+    .describe('Wall-clock limit of one hook run, awaited fetch and db calls included'),
+  TRELLIS_HOOK_CPU_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(60_000)
+    .default(200)
+    .describe('Computation limit of one hook run (an endless loop is stopped after this)'),
+  TRELLIS_HOOK_MEMORY_MB: z.coerce
+    .number()
+    .int()
+    .min(4)
+    .max(1024)
+    .default(32)
+    .describe("Memory limit of one hook run; the engine's whole heap in the run's worker is capped at this plus 16 MB"),
+  TRELLIS_HOOK_WORKERS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(8)
+    .describe('Worker threads running hook code (started on demand and kept); a run that waits for one longer than twice TRELLIS_HOOK_TIMEOUT_MS fails as timeout'),
+  TRELLIS_METRICS_TOKEN: z
+    .string()
+    .min(16, 'TRELLIS_METRICS_TOKEN must be at least 16 characters')
+    .optional()
+    .describe('Bearer token that GET /metrics (Prometheus) requires; unset, /metrics answers only direct loopback callers'),
 });
+
+/** One environment variable as `trellis serve --help` lists it. */
+export interface SettingDescription {
+  name: string;
+  /** The value used when the variable is unset or empty, as it would be written; undefined when there is none. */
+  defaultValue: string | undefined;
+  meaning: string;
+}
+
+/** Every setting, in the order of the schema, with its default and meaning. */
+export function describeSettings(): SettingDescription[] {
+  const defaults = envSchema.parse({}) as Record<string, unknown>;
+  return Object.entries(envSchema.shape).map(([name, schema]) => {
+    const value = defaults[name];
+    return {
+      name,
+      defaultValue: value === undefined || value === '' ? undefined : String(value),
+      meaning: schema.description ?? '',
+    };
+  });
+}
 
 export type Config = {
   port: number;
@@ -64,6 +160,8 @@ export type Config = {
   hookMemoryMb: number;
   /** Hook runs at a time, each in a worker thread of its own; further runs wait for a free one. */
   hookWorkers: number;
+  /** The bearer token /metrics requires; unset, only direct loopback callers may read it. */
+  metricsToken: string | undefined;
 };
 
 /** Reads the environment once. Throws a message naming each bad variable. */
@@ -99,6 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hookCpuMs: e.TRELLIS_HOOK_CPU_MS,
     hookMemoryMb: e.TRELLIS_HOOK_MEMORY_MB,
     hookWorkers: e.TRELLIS_HOOK_WORKERS,
+    metricsToken: e.TRELLIS_METRICS_TOKEN,
   };
 }
 

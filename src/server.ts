@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import { ensureApplication, type BootstrapResult } from './access/bootstrap.js';
@@ -10,6 +12,7 @@ import { registerCors } from './http/cors.js';
 import { registerTokenRoute } from './http/token-route.js';
 import { registerCliRoute } from './http/cli-route.js';
 import { registerHealthRoutes } from './http/health-routes.js';
+import { registerMetricsRoute } from './http/metrics-route.js';
 import { registerWebhookRoute } from './http/webhook-route.js';
 import { registerWebRoutes } from './http/web-routes.js';
 import { ChangeBus } from './platform/change-bus.js';
@@ -21,6 +24,7 @@ import { TrellisError, toTrellisError } from './platform/errors.js';
 import { assertJsonDepth } from './platform/json.js';
 import { BODY_LIMIT } from './platform/limits.js';
 import { startMailSender } from './platform/mail.js';
+import { Metrics, type RateLimitKind } from './platform/metrics.js';
 import { createServices, type Services } from './services.js';
 
 export { BODY_LIMIT } from './platform/limits.js';
@@ -119,6 +123,7 @@ async function createContext(config: Config, database: DatabaseHandle, logger: L
     appId: bootstrap.appId,
     logger,
     changes: new ChangeBus(database, logger),
+    metrics: new Metrics(database),
   };
   return { ctx, bootstrap };
 }
@@ -146,7 +151,9 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
     bodyLimit: BODY_LIMIT,
     trustProxy: services.ctx.config.trustProxy,
     return503OnClosing: true,
+    genReqId: requestIdOf,
   });
+  observeRequests(app, services);
   // Every endpoint takes JSON only; anything else is a 415. Deeply nested JSON is refused before it
   // is parsed: walking or serialising it later would overflow the stack.
   app.removeContentTypeParser('text/plain');
@@ -164,6 +171,7 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
     const trellis = fromFastifyError(error);
     // A webhook whose code fails is the hook author's failure, recorded in hook_runs, not the server's.
     if (trellis.status >= 500 && trellis.code !== 'HOOK_FAILED') request.log.error({ err: error }, 'request failed');
+    if (trellis.code === 'RATE_LIMITED') services.ctx.metrics.rateLimited.inc({ kind: rateLimitKind(request.routeOptions.url, trellis.message) });
     const retryAfter = trellis.details?.retryAfter;
     if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     return reply.status(trellis.status).send(errorBody(trellis));
@@ -172,6 +180,7 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
     reply.status(404).send(errorBody(new TrellisError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`))),
   );
   registerHealthRoutes(app, services);
+  registerMetricsRoute(app, services);
   registerCors(app, services);
   registerAccessRoutes(app, services);
   registerTokenRoute(app, services);
@@ -181,6 +190,44 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
   registerWebRoutes(app);
   if (cliToken) registerCliRoute(app, services, cliToken);
   return app;
+}
+
+/** A caller's `x-request-id` when it is a plain token of at most 128 characters; a new UUID otherwise. */
+function requestIdOf(request: IncomingMessage): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(given) ? given : randomUUID();
+}
+
+/** Routes whose answers are logged at debug level: probes and scrapes would drown the log. */
+const QUIET_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * Every answer carries `x-request-id`, is counted and timed in the metrics (by route pattern, never
+ * by raw path), and logs one line with the request id, method, route, path (without the query
+ * string, which may hold secrets), status and duration.
+ */
+function observeRequests(app: FastifyInstance, services: Services): void {
+  const { metrics } = services.ctx;
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const status = reply.statusCode;
+    const seconds = reply.elapsedTime / 1000;
+    metrics.httpRequests.inc({ method: request.method, route, status });
+    metrics.httpDuration.observe({ method: request.method, route, status_class: `${Math.floor(status / 100)}xx` }, seconds);
+    const line = { method: request.method, route, path: request.url.split('?')[0]!.slice(0, 200), status, ms: Math.round(reply.elapsedTime * 10) / 10 };
+    if (QUIET_ROUTES.has(route)) request.log.debug(line, 'request answered');
+    else request.log.info(line, 'request answered');
+  });
+}
+
+function rateLimitKind(route: string | undefined, message: string): RateLimitKind {
+  if (message.startsWith('Too many failed')) return 'auth-failures';
+  if (route === '/api/mcp') return 'mcp';
+  if (route === '/api/webhook/:name') return 'webhook';
+  return 'other';
 }
 
 /** The JSON error body of every REST endpoint. */

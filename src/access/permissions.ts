@@ -43,6 +43,8 @@ export interface Principal {
   readonly source: 'graphql' | 'mcp' | 'cli' | 'webhook' | 'system';
   /** The MCP key or integration client the call authenticated with. */
   readonly credentialId?: string;
+  /** The id of the HTTP request (its `x-request-id`), recorded with MCP audit entries and hook runs. */
+  readonly requestId?: string;
   /** Set while an MCP tool call runs: a write records the call's audit entry in its own transaction. */
   readonly mcpCall?: McpCall;
 }

@@ -53,6 +53,8 @@ export interface McpAuditEntry {
   durationMs: number;
   /** SHA-256 of the persisted code for hook and feature writes. */
   codeSha256: string | null;
+  /** The HTTP request of the call (its `x-request-id`). */
+  requestId?: string | null;
 }
 
 /**
@@ -84,6 +86,7 @@ export function auditRow(entry: McpAuditEntry): NewRow<'mcp_audit_logs'> {
     error: entry.error === null ? null : clip(redactText(entry.error), MAX_ERROR_CHARS),
     duration_ms: Math.max(0, Math.round(entry.durationMs)),
     code_sha256: entry.codeSha256,
+    request_id: entry.requestId ?? null,
   };
 }
 

@@ -16,6 +16,8 @@ export interface McpAuditLogEntry {
   error: string | null;
   durationMs: number;
   codeSha256: string | null;
+  /** The HTTP request of the call (its x-request-id, as in the server's log). */
+  requestId: string | null;
 }
 
 export interface McpAuditLogPage {
@@ -57,5 +59,6 @@ function toEntry(row: Row<'mcp_audit_logs'>): McpAuditLogEntry {
     error: row.error,
     durationMs: row.duration_ms,
     codeSha256: row.code_sha256,
+    requestId: row.request_id,
   };
 }

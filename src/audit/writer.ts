@@ -39,6 +39,7 @@ export async function recordAudit(trx: Db, principal: Principal, event: AuditEve
     error: null,
     durationMs: Math.round(performance.now() - call.startedAt),
     codeSha256: typeof codeSha256 === 'string' ? codeSha256 : null,
+    requestId: principal.requestId ?? null,
   });
   call.audited = true;
 }

@@ -1,40 +1,42 @@
 import { Command, CommanderError } from 'commander';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { loadConfig, type Config } from '../config.js';
+import { describeSettings, loadConfig, type Config } from '../config.js';
 import type { CreatedIntegrationKey } from '../integrations/service.js';
 import type { CreatedMcpApiKey } from '../keys/service.js';
+import { MAIL_STATES } from '../platform/mail-outbox.js';
 import { readLiveLock } from '../platform/data-dir.js';
 import { TrellisError } from '../platform/errors.js';
+import { trellisVersion } from '../platform/version.js';
 import { createLogger, openServices } from '../server.js';
+import {
+  describeIntegrations,
+  describeKeys,
+  describeOutbox,
+  describeRestoredBackup,
+  describeRevokedIntegration,
+  describeRevokedKey,
+  describeUserChange,
+  describeUsers,
+  describeWrittenBackup,
+} from './admin-output.js';
 import { describeAuditPage } from './audit-output.js';
+import { backupToFile, restoreFromFile } from './backup.js';
 import { runCliCommand, type CliCommandName } from './commands.js';
+import { RemoteError, postToServer, readBody, requireTrellisData } from './data-access.js';
 import { serve } from './serve.js';
-
-/** The version in package.json (beside dist/ or src/). */
-function packageVersion(): string {
-  for (const candidate of ['../package.json', '../../package.json']) {
-    try {
-      return (JSON.parse(readFileSync(new URL(candidate, import.meta.url), 'utf8')) as { version: string }).version;
-    } catch {
-      // not there: the other layout
-    }
-  }
-  return 'unknown';
-}
 
 /** Runs `trellis <command>`; resolves to the process exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   let exitCode = 0;
   const program = new Command('trellis')
     .description('Trellis: configuration backend of low-code applications')
-    .version(packageVersion(), '-v, --version', 'print the version')
+    .version(trellisVersion(), '-v, --version', 'print the version')
     .exitOverride()
     .showHelpAfterError();
 
   program
     .command('serve')
     .description('Run the HTTP server (MCP, GraphQL, webhooks)')
+    .addHelpText('after', settingsHelp)
     .action(async () => {
       exitCode = await serve(loadConfig());
     });
@@ -53,10 +55,32 @@ export async function runCli(argv: string[]): Promise<number> {
         `Created user ${user.email} (_id ${user._id}, role ${user.roleName})`,
       );
     });
+  user
+    .command('list')
+    .description('List the users: e-mail, role, enabled or disabled, owner')
+    .option('--json', 'print JSON')
+    .action(async (options) => {
+      exitCode = await runDataCommand('user list', options, describeUsers);
+    });
+  user
+    .command('disable')
+    .description('Disable a user: their sessions end and their MCP keys and acting integrations stop working')
+    .argument('<user>', 'e-mail address or _id')
+    .option('--json', 'print JSON')
+    .action(async (ref: string, options) => {
+      exitCode = await runDataCommand('user disable', { ...options, user: ref }, describeUserChange);
+    });
+  user
+    .command('enable')
+    .description('Enable a disabled user again')
+    .argument('<user>', 'e-mail address or _id')
+    .option('--json', 'print JSON')
+    .action(async (ref: string, options) => {
+      exitCode = await runDataCommand('user enable', { ...options, user: ref }, describeUserChange);
+    });
 
-  program
-    .command('key')
-    .description('Manage MCP API keys')
+  const key = program.command('key').description('Manage MCP API keys');
+  key
     .command('create')
     .description("Create an MCP API key for a user whose role has 'ai_designer'; prints the raw key once")
     .requiredOption('--email <email>', 'e-mail address of the user the key acts as')
@@ -74,9 +98,25 @@ export async function runCli(argv: string[]): Promise<number> {
       );
     });
 
-  program
-    .command('integration')
-    .description('Manage integration API keys')
+  key
+    .command('list')
+    .description('List every MCP key of the application: owner, scopes, expiry, last use, state (never the key)')
+    .option('--user <user>', "only this user's keys (e-mail address or _id)")
+    .option('--json', 'print JSON')
+    .action(async (options) => {
+      exitCode = await runDataCommand('key list', options, describeKeys);
+    });
+  key
+    .command('revoke')
+    .description('Revoke an MCP key; it stops authenticating at once')
+    .argument('<id>', '_id of the key (see trellis key list)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options) => {
+      exitCode = await runDataCommand('key revoke', { ...options, id }, describeRevokedKey);
+    });
+
+  const integration = program.command('integration').description('Manage integration API keys');
+  integration
     .command('create')
     .description('Create an integration key; prints its clientId and apiKey once')
     .requiredOption('--name <name>', 'name of the integration (unique)')
@@ -89,6 +129,55 @@ export async function runCli(argv: string[]): Promise<number> {
           `Integration '${created.integration.name}' created. The apiKey is shown only now: store it safely.`,
         ].join('\n'),
       );
+    });
+
+  integration
+    .command('list')
+    .description('List the integration keys: name, clientId, creation (never the apiKey)')
+    .option('--json', 'print JSON')
+    .action(async (options) => {
+      exitCode = await runDataCommand('integration list', options, describeIntegrations);
+    });
+  integration
+    .command('revoke')
+    .description('Revoke (delete) an integration key and every access token issued to it')
+    .argument('<clientId>', 'clientId of the key (see trellis integration list)')
+    .option('--json', 'print JSON')
+    .action(async (clientId: string, options) => {
+      exitCode = await runDataCommand('integration revoke', { ...options, clientId }, describeRevokedIntegration);
+    });
+
+  program
+    .command('mail')
+    .description('Read the e-mail outbox')
+    .command('list')
+    .description('List queued and sent e-mails, newest first: state, recipient, subject, attempts, last error (never the body)')
+    .option('--state <state>', `only e-mails in this state: ${MAIL_STATES.join(', ')}`)
+    .option('--limit <n>', 'e-mails per page (1 to 500)', '50')
+    .option('--before <cursor>', 'the cursor printed after a full page, to read older e-mails')
+    .option('--json', 'print JSON')
+    .action(async (options) => {
+      exitCode = await runDataCommand('mail list', options, describeOutbox);
+    });
+
+  program
+    .command('backup')
+    .description('Write a consistent backup of the embedded database and its secret to <file>, through the running server if one holds the folder')
+    .argument('<file>', 'the backup file to write (mode 0600)')
+    .option('--force', 'replace <file> if it exists')
+    .option('--json', 'print JSON')
+    .action(async (file: string, options: { force?: boolean; json?: boolean }) => {
+      exitCode = await report(options.json, () => backupToFile(loadConfig(), file, options), describeWrittenBackup);
+    });
+
+  program
+    .command('restore')
+    .description('Restore a backup into the data folder (TRELLIS_DATA_DIR), which must be new or empty')
+    .argument('<file>', 'a file written by trellis backup')
+    .option('--force', 'replace the Trellis data of a folder that holds some (no server may hold it)')
+    .option('--json', 'print JSON')
+    .action(async (file: string, options: { force?: boolean; json?: boolean }) => {
+      exitCode = await report(options.json, () => restoreFromFile(loadConfig(), file, options), describeRestoredBackup);
     });
 
   program
@@ -124,8 +213,13 @@ type Options = Record<string, unknown> & { json?: boolean };
  */
 export async function runDataCommand<R>(name: CliCommandName, options: Options, describe: (result: R) => string): Promise<number> {
   const { json, ...args } = options;
+  return report(json, () => executeCommand(loadConfig(), name, args) as Promise<R>, describe);
+}
+
+/** Prints what `produce` resolves to (as JSON with `json`) and returns 0, or prints its error and returns 1. */
+async function report<R>(json: boolean | undefined, produce: () => Promise<R>, describe: (result: R) => string): Promise<number> {
   try {
-    const result = (await executeCommand(loadConfig(), name, args)) as R;
+    const result = await produce();
     console.log(json ? JSON.stringify(result, null, 2) : describe(result));
     return 0;
   } catch (error) {
@@ -138,14 +232,11 @@ export async function runDataCommand<R>(name: CliCommandName, options: Options, 
 
 async function executeCommand(config: Config, name: CliCommandName, args: Record<string, unknown>): Promise<unknown> {
   const lock = config.databaseUrl ? undefined : readLiveLock(config.dataDir);
-  if (lock?.url) return executeRemote(lock.url, lock.token, name, args);
-  // Only `serve` creates an application: a command on an empty folder would make a second one nobody serves.
-  if (!config.databaseUrl && !existsSync(join(config.dataDir, 'pgdata'))) {
-    throw new TrellisError(
-      'NOT_FOUND',
-      `${config.dataDir} holds no Trellis data: start the server once with \`trellis serve\` to create the application, or point TRELLIS_DATA_DIR at the folder that holds it`,
-    );
+  if (lock?.url) {
+    const response = await postToServer(lock, '/api/internal/cli', { command: name, args });
+    return (await readBody(lock, () => response.json() as Promise<{ result: unknown }>)).result;
   }
+  if (!config.databaseUrl) requireTrellisData(config.dataDir);
   const opened = await openServices({ ...config, logLevel: 'warn' }, createLogger({ ...config, logLevel: 'warn' }));
   try {
     return await runCliCommand(opened.services, name, args);
@@ -154,44 +245,10 @@ async function executeCommand(config: Config, name: CliCommandName, args: Record
   }
 }
 
-class RemoteError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The system error code under a failed fetch (ECONNREFUSED, ...), which undici nests. */
-function networkCode(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
-  return cause?.code ?? cause?.errors?.find((inner) => inner.code)?.code ?? 'no connection';
-}
-
-/** How long the CLI waits for the server that holds the folder before it says so. */
-const REMOTE_TIMEOUT_MS = 5000;
-
-async function executeRemote(url: string, token: string, command: string, args: Record<string, unknown>): Promise<unknown> {
-  let response: Response;
-  let body: { result?: unknown; error?: { code: string; message: string } };
-  try {
-    response = await fetch(`${url}/api/internal/cli`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-trellis-cli-token': token },
-      body: JSON.stringify({ command, args }),
-      signal: AbortSignal.timeout(REMOTE_TIMEOUT_MS),
-    });
-    body = (await response.json()) as typeof body;
-  } catch (error) {
-    const timedOut = (error as Error).name === 'TimeoutError';
-    throw new RemoteError(
-      'UNAVAILABLE',
-      timedOut
-        ? `The Trellis server holding the data folder (${url}) did not answer within ${REMOTE_TIMEOUT_MS / 1000} s; try again, or stop it and run the command again`
-        : `The Trellis server holding the data folder (${url}) cannot be reached (${networkCode(error)}); if it is no longer running, remove its trellis.lock and run the command again`,
-    );
-  }
-  if (!response.ok || body.error) throw new RemoteError(body.error?.code ?? 'ERROR', body.error?.message ?? `HTTP ${response.status}`);
-  return body.result;
+/** `trellis serve --help`: every setting with its default and meaning, from the configuration schema. */
+function settingsHelp(): string {
+  const lines = describeSettings().map(
+    (setting) => `  ${setting.name} (default: ${setting.defaultValue ?? 'unset'})\n      ${setting.meaning}`,
+  );
+  return `\nSettings (environment variables, read once at start; an empty one counts as unset):\n${lines.join('\n')}`;
 }

@@ -86,14 +86,30 @@ export function registerGraphQLRoute(app: FastifyInstance, services: Services): 
       operationName: body.operationName ?? undefined,
     })) as ExecutionResult;
     // A result without `data` is a request error (for example a variable of the wrong type).
-    return reply.status('data' in result ? 200 : 400).send(formatResult(result, request));
+    if (!('data' in result)) return reply.status(400).send(formatResult(result, request));
+    const answer = formatResult(result, request);
+    const status = serviceStatusOf(answer);
+    if (status === 503) reply.header('retry-after', '1');
+    return reply.status(status).send(answer);
   });
+}
+
+/**
+ * 200, unless the operation produced nothing because the database was unreachable (503) or full
+ * (507): then the answer says so over HTTP too, as every other endpoint does, so that clients and
+ * proxies see a failure of the service they may retry, not a success.
+ */
+function serviceStatusOf(answer: { data?: Record<string, unknown> | null; errors?: ReadonlyArray<{ extensions?: Record<string, unknown> }> }): number {
+  if (answer.data && Object.values(answer.data).some((value) => value !== null)) return 200;
+  const statuses = new Set(answer.errors?.map((error) => error.extensions?.status));
+  const [status] = statuses;
+  return statuses.size === 1 && (status === 503 || status === 507) ? status : 200;
 }
 
 async function authenticate(services: Services, request: FastifyRequest): Promise<Principal> {
   const token = bearerToken(request);
   if (!token) throw unauthenticated();
-  return services.auth.principalForBearer(token, request);
+  return { ...(await services.auth.principalForBearer(token, request)), requestId: request.id };
 }
 
 function sendErrors(reply: FastifyReply, status: number, errors: GraphQLFormattedError[]) {

@@ -326,6 +326,8 @@ export interface HookRun {
   output: unknown;
   /** How long the run waited for a hook worker (ms); null for runs stored before this was recorded. */
   queuedMs: number | null;
+  /** The HTTP request that caused the run (its x-request-id, as in the server's log); null when none did. */
+  requestId: string | null;
   /** False when console, error, input and output are withheld from this reader. */
   detailsVisible: boolean;
 }
@@ -353,6 +355,7 @@ function toHookRun(row: Row<'hook_runs'>, detailed: boolean): HookRun {
     input: detailed ? (row.input ?? null) : null,
     output: detailed ? (row.output ?? null) : null,
     queuedMs: row.queued_ms,
+    requestId: row.request_id,
     detailsVisible: detailed,
   };
 }

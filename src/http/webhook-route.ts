@@ -46,6 +46,7 @@ export function registerWebhookRoute(app: FastifyInstance, services: Services): 
         headers: webhookRequest.headers,
         request: webhookRequest,
         ip: request.ip,
+        requestId: request.id,
       });
       reply.headers(FIXED_HEADERS);
       if (answer.response) return sendResponse(reply, answer.response);

@@ -141,7 +141,7 @@ async function authenticate(services: Services, request: FastifyRequest): Promis
     return await services.auth.guard(request.ip, async () => {
       if (!token) throw unauthenticated();
       const resolved = await services.keys.resolveMcpKey(token);
-      return { principal: resolved.principal, keyId: resolved.keyId };
+      return { principal: { ...resolved.principal, requestId: request.id }, keyId: resolved.keyId };
     });
   } catch (error) {
     if (error instanceof TrellisError && error.code === 'UNAUTHENTICATED') return undefined;
@@ -195,6 +195,7 @@ async function answerToolCall(services: Services, caller: McpCaller, call: ToolC
   if (!tool) {
     // The caller's name is not echoed: nothing a caller sent reaches the model outside a fence.
     const message = 'Unknown tool: no tool of this server has that name. Call tools/list to see the tools this key may use.';
+    services.ctx.metrics.mcpToolCalls.inc({ tool: '(unknown)', outcome: 'error' });
     await services.auditLog.write({
       keyId: caller.keyId,
       userId: caller.principal.userId,
@@ -204,6 +205,7 @@ async function answerToolCall(services: Services, caller: McpCaller, call: ToolC
       error: message,
       durationMs: 0,
       codeSha256: null,
+      requestId: caller.principal.requestId ?? null,
     });
     return jsonRpcError(call.id, -32602, message);
   }
@@ -304,9 +306,9 @@ function jsonRpcRequestError(error: FastifyError): { status: number; code: numbe
   }
   if (error.statusCode === 400) return { status: 400, code: -32700, message: 'Parse error: the request body is not valid JSON' };
   if (error instanceof TrellisError && error.status < 500) return { status: error.status, code: -32000, message: error.message };
-  // A database that is down or restarting is the service being unavailable, not an internal error.
+  // A database that is down, restarting or full is the service's condition, not an internal error.
   const trellis = toTrellisError(error);
-  if (trellis.code === 'UNAVAILABLE') return { status: 503, code: -32000, message: trellis.message };
+  if (trellis.code === 'UNAVAILABLE' || trellis.code === 'INSUFFICIENT_STORAGE') return { status: trellis.status, code: -32000, message: trellis.message };
   return { status: 500, code: -32603, message: 'Internal error' };
 }
 

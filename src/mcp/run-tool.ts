@@ -27,8 +27,11 @@ export async function runTool(
   rawArgs: unknown,
 ): Promise<ToolCallResult> {
   const startedAt = performance.now();
-  const audit = (outcome: McpAuditEntry['outcome'], error: string | null) =>
-    services.auditLog.write({
+  const audit = (outcome: McpAuditEntry['outcome'], error: string | null) => {
+    const seconds = (performance.now() - startedAt) / 1000;
+    services.ctx.metrics.mcpToolCalls.inc({ tool: tool.name, outcome });
+    services.ctx.metrics.mcpToolDuration.observe({ tool: tool.name }, seconds);
+    return services.auditLog.write({
       keyId,
       userId: principal.userId,
       tool: tool.name,
@@ -37,7 +40,9 @@ export async function runTool(
       error,
       durationMs: Math.round(performance.now() - startedAt),
       codeSha256: null,
+      requestId: principal.requestId ?? null,
     });
+  };
 
   if (!principal.permissions.has(tool.scope)) {
     const message = missingScopeMessage(tool);

@@ -13,6 +13,7 @@ export interface DataDirLock {
 }
 
 const LOCK_FILE = 'trellis.lock';
+const SECRET_FILE = 'secret.key';
 
 /** The live lock of `dataDir`, or undefined when no running process holds it. */
 export function readLiveLock(dataDir: string): DataDirLock | undefined {
@@ -58,12 +59,25 @@ export function acquireLock(dataDir: string): { token: string; publish(url: stri
 
 /** The deployment secret kept in the data folder (created on first use, mode 0600). */
 export function dataDirSecret(dataDir: string): string {
-  const path = join(dataDir, 'secret.key');
-  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
+  const existing = readDataDirSecret(dataDir);
+  if (existing) return existing;
   mkdirSync(dataDir, { recursive: true });
   const secret = randomSecret(48);
-  writeFileSync(path, secret, { mode: 0o600, flag: 'wx' });
+  writeFileSync(join(dataDir, SECRET_FILE), secret, { mode: 0o600, flag: 'wx' });
   return secret;
+}
+
+/** The deployment secret in the data folder, or undefined when it has none. */
+export function readDataDirSecret(dataDir: string): string | undefined {
+  const path = join(dataDir, SECRET_FILE);
+  return existsSync(path) ? readFileSync(path, 'utf8').trim() : undefined;
+}
+
+/** Makes `secret` the data folder's deployment secret (mode 0600), replacing any; undefined removes it. */
+export function replaceDataDirSecret(dataDir: string, secret: string | undefined): void {
+  const path = join(dataDir, SECRET_FILE);
+  rmSync(path, { force: true });
+  if (secret) writeFileSync(path, secret, { mode: 0o600, flag: 'wx' });
 }
 
 function isAlive(pid: number): boolean {

@@ -30,6 +30,7 @@ const STATUS_BY_CODE = {
   INTERNAL: 500,
   HOOK_FAILED: 500,
   UNAVAILABLE: 503,
+  INSUFFICIENT_STORAGE: 507,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
@@ -44,17 +45,26 @@ export const forbidden = (message: string, details?: Record<string, unknown>) =>
   new TrellisError('FORBIDDEN', message, details);
 /** Every authentication failure looks the same: no hint which part was wrong. */
 export const unauthenticated = () => new TrellisError('UNAUTHENTICATED', 'Authentication required or invalid');
+/** A write the database has no room for; reads go on. Never names the file that could not grow. */
+export const diskFull = () => new TrellisError('INSUFFICIENT_STORAGE', "The database's disk is full: changes cannot be saved until space is freed");
 
 /** Error codes of a database that is down or restarting: the connection's (Node) and the server's (SQLSTATE class 08, 57P0x). */
 const DATABASE_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
+/**
+ * What the PostgreSQL driver says, without a code, of a connection the server ended: during the
+ * query, or before the next one (a transaction's ROLLBACK after its connection was lost).
+ */
+const CONNECTION_LOST = /^(?:Connection terminated|Client has encountered a connection error)/;
 
 /** Turns anything thrown into a TrellisError whose message is safe to send. */
 export function toTrellisError(error: unknown): TrellisError {
   if (error instanceof TrellisError) return error;
   const pg = error as { code?: unknown; constraint?: unknown; detail?: unknown; message?: unknown };
-  if (pg && ((typeof pg.code === 'string' && DATABASE_DOWN.has(pg.code)) || /^Connection terminated/.test(String(pg.message ?? '')))) {
+  if (pg && ((typeof pg.code === 'string' && DATABASE_DOWN.has(pg.code)) || CONNECTION_LOST.test(String(pg.message ?? '')))) {
     return new TrellisError('UNAVAILABLE', 'The database is not available right now; try again shortly', { retryAfter: 1 });
   }
+  // 53100 disk_full: a table, index or transaction-status file of the database could not grow.
+  if (pg && pg.code === '53100') return diskFull();
   if (pg && pg.code === '23505') {
     return conflict('A record with the same unique value already exists', { constraint: pg.constraint });
   }

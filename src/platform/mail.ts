@@ -190,6 +190,7 @@ export class MailSender {
   }
 
   private async recordFailure(mail: ClaimedMail, error: string): Promise<void> {
+    this.ctx.metrics.mailFailures.inc();
     const attempts = mail.attempts + 1;
     const delay = retryDelayMs(attempts, this.ctx.config.mailRetryBaseMs);
     await this.ctx.db

@@ -17,6 +17,8 @@ export interface HookRunRecord {
   output: unknown;
   /** How long it waited for a hook worker. */
   queuedMs: number;
+  /** The id of the HTTP request that caused the run (its `x-request-id`); null when none did. */
+  requestId: string | null;
 }
 
 /** The most JSON of a run's input or output kept in its row: a run log, not an archive of payloads. */
@@ -61,6 +63,7 @@ function asRow(run: HookRunRecord, position: number) {
     input: run.input ?? null,
     output: run.output ?? null,
     queued_ms: Math.round(run.queuedMs),
+    request_id: run.requestId,
   };
 }
 
@@ -103,11 +106,11 @@ export class HookRunLog {
       const batch = this.queue.splice(0, RUN_LOG_BATCH);
       try {
         await sql`
-          insert into hook_runs (hook_id, hook_name, trigger, started_at, duration_ms, outcome, console, error, input, output, queued_ms)
-          select hooks.id, run.hook_name, run.trigger, run.started_at, run.duration_ms, run.outcome, run.console, run.error, run.input, run.output, run.queued_ms
+          insert into hook_runs (hook_id, hook_name, trigger, started_at, duration_ms, outcome, console, error, input, output, queued_ms, request_id)
+          select hooks.id, run.hook_name, run.trigger, run.started_at, run.duration_ms, run.outcome, run.console, run.error, run.input, run.output, run.queued_ms, run.request_id
           from jsonb_to_recordset(${JSON.stringify(batch.map(asRow))}::jsonb) as run(
             position integer, hook_id text, hook_name text, trigger text, started_at timestamptz, duration_ms integer, outcome text, console jsonb, error text,
-            input jsonb, output jsonb, queued_ms integer)
+            input jsonb, output jsonb, queued_ms integer, request_id text)
           left join hooks on hooks.id = run.hook_id
           order by run.position`.execute(this.db);
       } catch (error) {

@@ -39,7 +39,11 @@ const sandbox = new Sandbox(data.limits, { maxIdle: 1, maxRunsPerSlot: data.maxR
         throw error;
       }
     };
-    return newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule: data.wasmModule, wasmMemory }));
+    // The engine's own messages (an assertion QuickJS raises when a runtime freed after a stopped
+    // run still holds objects) are not the server's output: `dispose` reports that failure and the
+    // module is dropped (see Sandbox.drop), so they are kept out of the process's stderr.
+    const emscriptenModule = { printErr: () => {}, print: () => {} } as unknown as NonNullable<Parameters<typeof newVariant>[1]['emscriptenModule']>;
+    return newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule: data.wasmModule, wasmMemory, emscriptenModule }));
   },
 });
 

@@ -25,6 +25,8 @@ export interface HookInvocation {
   user?: { _id: string; email?: string } | null;
   /** Record access for the app's tables; without it the code has no `db`. */
   db?: HookDb;
+  /** The HTTP request that caused the run, recorded in the run log. */
+  requestId?: string;
 }
 
 export type HookFailureKind = SandboxFailureKind;
@@ -113,7 +115,12 @@ export class HookRuntime {
     const result: HookResult = outcome.ok
       ? { ok: true, value: outcome.value, instance: outcome.instance, durationMs, ...(outcome.response ? { response: outcome.response } : {}) }
       : { ok: false, error: { kind: outcome.kind, message: safeError(outcome.message, secrets) }, durationMs };
-    this.runLog.record({ ...runRecord(invocation, startedAt, result, consoleLines.map((line) => redact(line, secrets)), (text) => redact(text, secrets)), queuedMs });
+    const record = runRecord(invocation, startedAt, result, consoleLines.map((line) => redact(line, secrets)), (text) => redact(text, secrets));
+    this.runLog.record({ ...record, queuedMs });
+    const { metrics } = this.ctx;
+    metrics.hookRuns.inc({ type: invocation.hook.type, outcome: record.outcome });
+    metrics.hookDuration.observe({ type: invocation.hook.type }, durationMs / 1000);
+    metrics.hookQueueWait.observe({ type: invocation.hook.type }, queuedMs / 1000);
     return result;
   }
 
@@ -166,5 +173,6 @@ function runRecord(invocation: HookInvocation, startedAt: Date, result: HookResu
     // A webhook's answer, or what a save hook returned (the record to save), or nothing.
     output: result.ok ? runDetail(result.response?.body ?? result.value ?? null, redactText) : null,
     queuedMs: 0,
+    requestId: invocation.requestId ?? null,
   };
 }

@@ -25,6 +25,8 @@ export interface WebhookCall {
   request: HookRequest;
   /** The caller's address, for the limit on calls naming no webhook. */
   ip: string;
+  /** The HTTP request's id (x-request-id), recorded in the run log. */
+  requestId?: string;
 }
 
 /** The code's return value (`undefined` when it returned nothing), or the answer it chose with `respond()`. */
@@ -83,7 +85,8 @@ export class WebhookDispatcher {
       headers: call.headers,
       request: call.request,
       user: null,
-      db: this.services.records.hookDb(webhookPrincipal(hook.name)),
+      db: this.services.records.hookDb({ ...webhookPrincipal(hook.name), requestId: call.requestId }),
+      requestId: call.requestId,
     });
     if (result.ok) return { value: result.value, ...(result.response ? { response: result.response } : {}) };
     throw new TrellisError('HOOK_FAILED', FAILURE_MESSAGES[result.error.kind], { reason: result.error.kind });

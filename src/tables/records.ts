@@ -59,6 +59,7 @@ export interface HookRunRequest {
   instance: Record<string, unknown>;
   user?: HookUser | null;
   db?: HookDb;
+  requestId?: string;
 }
 
 export type HookRunResult =
@@ -293,7 +294,7 @@ export class RecordService {
     const db = hooks.beforeSaveWrites ? this.hookDb(principal, trx) : undefined;
     let current: Record<string, unknown> = instance;
     for (const hook of hooks.beforeSave) {
-      const result = await runtime.run({ hook, trigger: 'beforeSave', instance: current, user: hooks.user, db });
+      const result = await runtime.run({ hook, trigger: 'beforeSave', instance: current, user: hooks.user, db, requestId: principal.requestId });
       if (!result.ok) throw badInput(result.error.message, { hook: hook.name, kind: result.error.kind });
       current = hookInstance(hook, result.instance);
     }
@@ -314,7 +315,7 @@ export class RecordService {
     const chain = previous
       .then(async () => {
         for (const hook of hooks.afterSave) {
-          await runtime.run({ hook, trigger: 'afterSave', instance: { ...record }, user: hooks.user, db });
+          await runtime.run({ hook, trigger: 'afterSave', instance: { ...record }, user: hooks.user, db, requestId: principal.requestId });
         }
       })
       .catch((error: unknown) => this.ctx.logger.error({ err: error }, 'afterSave hooks failed'))

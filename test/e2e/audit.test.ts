@@ -7,7 +7,7 @@ import type { PlatformContext } from '../../src/platform/context.js';
 import { runTrellis } from '../helpers/process.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
 
-const ENTRY_FIELDS = '_id at keyId userId tool arguments outcome error durationMs codeSha256';
+const ENTRY_FIELDS = '_id at keyId userId tool arguments outcome error durationMs codeSha256 requestId';
 const LIST = `query($tool: String, $keyId: ID, $userId: ID, $outcome: AuditOutcome, $since: DateTime, $until: DateTime, $limit: Int, $before: ID) {
   mcpAuditLogs(tool: $tool, keyId: $keyId, userId: $userId, outcome: $outcome, since: $since, until: $until, limit: $limit, before: $before) {
     items { ${ENTRY_FIELDS} }

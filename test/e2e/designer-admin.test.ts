@@ -132,6 +132,24 @@ describe('the designer, administration sections', () => {
     expect(refused.status).toBe(401);
   });
 
+  it('MCP keys, as an admin: lists every key of the application with its owner, and revokes another user’s key', async () => {
+    const dana = await createUserKey(server, { email: 'dana@example.com', role: 'designer', scopes: ['config:read'] });
+    await openSection(page, 'MCP keys');
+    await page.getByRole('heading', { name: 'Your keys' }).waitFor();
+    expect(await page.getByRole('row').filter({ hasText: 'dana@example.com key' }).count()).toBe(0);
+    await page.getByRole('checkbox', { name: 'Show every key of the application (admin)' }).check();
+    await page.getByRole('heading', { name: 'Every key of the application' }).waitFor();
+    const row = page.getByRole('row').filter({ hasText: 'dana@example.com key' });
+    await row.waitFor();
+    expect(await row.getByRole('cell').nth(1).textContent()).toBe('dana@example.com');
+    expect(await page.getByRole('row').filter({ hasText: 'Claude Code' }).getByRole('cell').nth(1).textContent()).toBe(OWNER.email);
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByRole('button', { name: 'Yes, revoke' }).click();
+    await row.getByText(/^Revoked/).waitFor();
+    const refused = await mcpPost(server, dana.apiKey, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } });
+    expect(refused.status).toBe(401);
+  });
+
   it('Integrations: an API key is shown once, exchanged for a token, and deleted after a confirmation', async () => {
     await openSection(page, 'Integrations');
     await page.getByRole('heading', { level: 2, name: 'API Keys' }).waitFor();
@@ -360,6 +378,7 @@ describe('the designer, administration sections', () => {
       expect(await reason.isVisible()).toBe(true);
     }
     expect(await designer.page.getByRole('checkbox', { name: 'features:write' }).isEnabled()).toBe(true);
+    expect(await designer.page.getByRole('checkbox', { name: /Show every key/ }).count()).toBe(0);
     await checkPage('designer-mcp-keys-phone', designer.page);
     await openSection(designer.page, 'Environment');
     await designer.page.getByText('You can see the names only').waitFor();

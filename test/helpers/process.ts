@@ -22,7 +22,11 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 30_00
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), timeoutMs);
+    // A server that did not start in time is stopped: a test that gives up leaves no process behind.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start within ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
     const check = () => {
       const match = /listening on (http:\/\/\S+)/.exec(output);
       if (match) {

@@ -17,6 +17,8 @@ const typeDefs = /* GraphQL */ `
     durationMs: Int!
     "SHA-256 of the code a hook or feature write persisted."
     codeSha256: String
+    "The HTTP request of the call: its x-request-id, as in the server's log."
+    requestId: String
   }
 
   "A page of the MCP audit log; pages share one shape: items, then nextCursor."

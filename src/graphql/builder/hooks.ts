@@ -28,6 +28,8 @@ const typeDefs = /* GraphQL */ `
     durationMs: Int!
     "How long the run waited for a hook worker, in ms (while other runs held them all); null for runs stored before."
     queuedMs: Int
+    "The HTTP request that caused the run: its x-request-id, as in the server's log; null when none did."
+    requestId: String
     outcome: HookRunOutcome!
     "The run's console lines; null unless the reader is an admin with hooks:write."
     console: [String!]

@@ -1,6 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
+import { diskReserveCheck, freeBytesOf } from './disk-reserve.js';
 import { NotificationListener } from './listener.js';
 import { migrateToLatest } from './migrations.js';
 import { PGliteDialect } from './pglite-dialect.js';
@@ -24,6 +27,13 @@ export interface DatabaseHandle {
    */
   listen(channel: string, onMessage: (payload: string) => void, onGap?: () => void): Promise<void>;
   ping(): Promise<void>;
+  /** PostgreSQL only: the connections of the pool, and the queries waiting for one. */
+  poolStats?(): { total: number; idle: number; waiting: number };
+  /**
+   * Embedded database only: a gzip-compressed tarball of its data folder, taken between two
+   * transactions after a checkpoint, so that it opens as the database was at that moment.
+   */
+  dumpDataDir?(): Promise<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -44,14 +54,50 @@ export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle
   return handle;
 }
 
-async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
+/** The folder of the embedded database inside a data folder. */
+export function pgliteFolder(dataDir: string): string {
+  return join(dataDir, 'pgdata');
+}
+
+// PostgreSQL's default 128 MB of shared buffers would sit in this process's memory; an embedded
+// single-application database works in far less.
+const PGLITE_CONF = ['shared_buffers = 16MB', 'wal_buffers = 1MB'];
+
+/**
+ * Creates the embedded database of `dataDir` from a tarball `dumpDataDir` made, and closes it.
+ * Throws when that folder already holds a database.
+ */
+export async function loadPGliteDataDir(dataDir: string, tarball: Uint8Array): Promise<void> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const folder = join(dataDir, 'pgdata');
+  const folder = pgliteFolder(dataDir);
   mkdirSync(folder, { recursive: true });
-  // PostgreSQL's default 128 MB of shared buffers would sit in this process's memory; an embedded
-  // single-application database works in far less.
-  const pglite = await PGlite.create(folder, { postgresqlconf: ['shared_buffers = 16MB', 'wal_buffers = 1MB'] });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  const pglite = await PGlite.create(folder, { loadDataDir: new Blob([new Uint8Array(tarball)]), postgresqlconf: PGLITE_CONF });
+  await pglite.close();
+}
+
+/**
+ * Creates the embedded database of a new folder in a short-lived child process. PGlite's initdb
+ * grows the WebAssembly memory to several hundred MB and WebAssembly memory never shrinks: done in
+ * this process, the first start of a server would idle at three times the memory of every restart.
+ */
+async function initPGliteFolder(folder: string): Promise<void> {
+  const module = createRequire(import.meta.url).resolve('@electric-sql/pglite');
+  const script = `const { PGlite } = await import(process.argv[1]); const db = await PGlite.create(process.argv[2], { postgresqlconf: JSON.parse(process.argv[3]) }); await db.close();`;
+  await new Promise<void>((resolve, reject) => {
+    execFile(process.execPath, ['--input-type=module', '-e', script, module, folder, JSON.stringify(PGLITE_CONF)], { maxBuffer: 1024 * 1024 }, (error, _stdout, stderr) => {
+      if (error) reject(new Error(`Could not create the embedded database in ${folder}: ${stderr.trim().split('\n').slice(-3).join(' ') || error.message}`));
+      else resolve();
+    });
+  });
+}
+
+async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
+  const folder = pgliteFolder(dataDir);
+  mkdirSync(folder, { recursive: true });
+  if (!existsSync(join(folder, 'PG_VERSION'))) await initPGliteFolder(folder);
+  const { PGlite } = await import('@electric-sql/pglite');
+  const pglite = await PGlite.create(folder, { postgresqlconf: PGLITE_CONF });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, { beforeQuery: diskReserveCheck(freeBytesOf(folder)) }) });
   return {
     db,
     kind: 'pglite',
@@ -64,6 +110,12 @@ async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    // Holding the connection waits for the transaction in progress and keeps the next one out.
+    dumpDataDir: () =>
+      db.connection().execute(async (connection) => {
+        await sql`checkpoint`.execute(connection);
+        return new Uint8Array(await (await pglite.dumpDataDir('gzip')).arrayBuffer());
+      }),
     close: async () => {
       await db.destroy();
       await pglite.close();
@@ -80,6 +132,10 @@ async function openPostgres(connectionString: string): Promise<DatabaseHandle> {
   };
   const pool = new pg.Pool({ connectionString, max: 10, types });
   pool.on('error', () => {});
+  // pg-pool takes its own 'error' listener off a client while the client is checked out: a server
+  // that ends the connection between two queries of a transaction (a restart) would crash the
+  // process. The query in flight rejects by itself, and the pool drops the broken client on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const gapHandlers: Array<() => void> = [];
   const gap = () => {
@@ -93,6 +149,7 @@ async function openPostgres(connectionString: string): Promise<DatabaseHandle> {
   return {
     db,
     kind: 'postgres',
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     notify: async (channel, payload) => {
       await sql`select pg_notify(${channel}, ${payload})`.execute(db);
     },

@@ -231,6 +231,18 @@ const MIGRATIONS: Record<string, Migration> = {
       );
     },
   },
+  // The HTTP request (x-request-id) behind each MCP call and hook run, to join them with the logs.
+  '0003_request_ids': {
+    async up(db) {
+      await runStatements(
+        db,
+        `
+        alter table mcp_audit_logs add column request_id text;
+        alter table hook_runs add column request_id text
+      `,
+      );
+    },
+  },
 };
 
 /** Runs a script of `;`-terminated statements one by one (PGlite's extended protocol takes one). */

@@ -12,18 +12,26 @@ import {
   type TransactionSettings,
 } from 'kysely';
 
+export interface PGliteDialectOptions {
+  /** Runs before each statement with its SQL; what it throws, the statement fails with (see diskReserveCheck). */
+  beforeQuery?: (sql: string) => void;
+}
+
 /**
  * Kysely dialect for PGlite. PGlite is one connection, so the driver hands it to one user at a
  * time: a transaction holds it from BEGIN to COMMIT and other queries queue behind it.
  */
 export class PGliteDialect implements Dialect {
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly options: PGliteDialectOptions = {},
+  ) {}
 
   createAdapter() {
     return new PostgresAdapter();
   }
   createDriver(): Driver {
-    return new PGliteDriver(this.pglite);
+    return new PGliteDriver(this.pglite, this.options);
   }
   createQueryCompiler() {
     return new PostgresQueryCompiler();
@@ -37,8 +45,8 @@ class PGliteDriver implements Driver {
   private readonly connection: PGliteConnection;
   private queue: Promise<void> = Promise.resolve();
 
-  constructor(pglite: PGlite) {
-    this.connection = new PGliteConnection(pglite);
+  constructor(pglite: PGlite, options: PGliteDialectOptions) {
+    this.connection = new PGliteConnection(pglite, options);
   }
 
   async init() {}
@@ -82,9 +90,13 @@ class PGliteDriver implements Driver {
 class PGliteConnection implements DatabaseConnection {
   release: () => void = () => {};
 
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly options: PGliteDialectOptions,
+  ) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    this.options.beforeQuery?.(compiledQuery.sql);
     const result = await this.pglite.query<R>(compiledQuery.sql, compiledQuery.parameters as unknown[]);
     const affected = result.affectedRows;
     return {

@@ -205,6 +205,8 @@ export interface McpAuditLogsTable {
   error: string | null;
   duration_ms: number;
   code_sha256: string | null;
+  /** The HTTP request of the call (x-request-id); null for entries stored before. */
+  request_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface HookRunsTable {
@@ -222,6 +224,8 @@ export interface HookRunsTable {
   output: ColumnType<unknown, string | null | undefined, string | null>;
   /** How long the run waited for a hook worker; null for runs stored before. */
   queued_ms: number | null;
+  /** The HTTP request that caused the run (x-request-id); null when none did or stored before. */
+  request_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface MailOutboxTable {

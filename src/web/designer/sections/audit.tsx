@@ -162,7 +162,7 @@ function EntryTable({ entries, emails }: { entries: Entry[]; emails: ReadonlyMap
       return next;
     });
   return (
-    <div className="scroll-x">
+    <div className="scroll-x" role="region" aria-label="Audit entries" tabIndex={0}>
       <table className="grid">
         <caption className="sr-only">MCP tool calls</caption>
         <thead>

@@ -54,7 +54,7 @@ function VariableTable({ variables, canWrite, onReplace, onDeleted }: { variable
     <section aria-labelledby="env-list-title">
       <h2 id="env-list-title">Variables</h2>
       <ErrorText error={error} />
-      <div className="scroll-x">
+      <div className="scroll-x" role="region" aria-label="Environment variables" tabIndex={0}>
         <table className="grid">
           <thead>
             <tr>

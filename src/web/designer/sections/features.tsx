@@ -279,7 +279,7 @@ function Versions({ featureId, canRestore, onRestore }: { featureId: string; can
     <section aria-labelledby="versions-title">
       <h3 id="versions-title">Version history</h3>
       <ErrorText error={versions.error ?? error} />
-      <div className="scroll-x">
+      <div className="scroll-x" role="region" aria-label="Feature versions" tabIndex={0}>
         <table className="grid">
           <thead>
             <tr>

@@ -302,7 +302,7 @@ function Runs({ hookId }: { hookId: string }) {
       ) : page.items.length === 0 ? (
         <p className="muted">No run yet.</p>
       ) : (
-        <div className="scroll-x">
+        <div className="scroll-x" role="region" aria-label="Hook runs" tabIndex={0}>
           <table className="grid" aria-label="Runs">
             <thead>
               <tr>

@@ -108,7 +108,7 @@ function KeyTable({ keys, onDeleted }: { keys: IntegrationKey[]; onDeleted: () =
   return (
     <div>
       <ErrorText error={error} />
-      <div className="scroll-x">
+      <div className="scroll-x" role="region" aria-label="Integration keys" tabIndex={0}>
         <table className="grid">
           <caption className="sr-only">Integration API keys</caption>
           <thead>

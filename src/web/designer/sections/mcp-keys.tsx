@@ -13,6 +13,8 @@ interface McpApiKey {
   expiresAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  userId: string;
+  userEmail: string | null;
 }
 
 /** The scopes of src/access/permissions.ts, in its order (the order tools and docs list them). */
@@ -21,8 +23,8 @@ const SCOPES = ['config:read', 'features:write', 'tables:write', 'menus:write', 
 const ADMIN_ONLY_SCOPES = new Set(['hooks:write', 'roles:write', 'env:write', 'config:delete']);
 const MAX_DAYS = 365;
 
-const KEY_FIELDS = '_id name keyPrefix scopes effectiveScopes expiresAt lastUsedAt revokedAt';
-const LOAD = `query McpApiKeys { mcpApiKeys { ${KEY_FIELDS} } }`;
+const KEY_FIELDS = '_id name keyPrefix scopes effectiveScopes expiresAt lastUsedAt revokedAt userId userEmail';
+const LOAD = `query McpApiKeys($all: Boolean) { mcpApiKeys(all: $all) { ${KEY_FIELDS} } }`;
 const CREATE = `mutation CreateMcpApiKey($name: String!, $scopes: [Scope!]!, $days: Int!) {
   createMcpApiKey(name: $name, scopes: $scopes, expiresInDays: $days) { apiKey key { name } }
 }`;
@@ -36,8 +38,10 @@ function clientConfiguration(url: string, apiKey: string): { json: string; comma
 }
 
 export default function McpKeysSection(_props: { id?: string }) {
-  const { run, permissions } = useDesigner();
-  const { data, error, loading, reload } = useLoad(() => run<{ mcpApiKeys: McpApiKey[] }>(LOAD), []);
+  const { run, permissions, isAdmin } = useDesigner();
+  // Admins may list (and revoke) every key of the application, not only their own.
+  const [all, setAll] = useState(false);
+  const { data, error, loading, reload } = useLoad(() => run<{ mcpApiKeys: McpApiKey[] }>(LOAD, { all }), [all]);
   // The raw key lives only in this state: gone when dismissed or when the page is left.
   const [created, setCreated] = useState<{ name: string; apiKey: string } | null>(null);
   const canCreate = permissions.has('ai_designer');
@@ -58,8 +62,13 @@ export default function McpKeysSection(_props: { id?: string }) {
       ) : (
         <p className="notice">Creating an MCP key needs the ai_designer permission. Ask an admin to give your role that permission.</p>
       )}
+      {isAdmin ? (
+        <label className="check">
+          <input type="checkbox" checked={all} onChange={(event) => setAll(event.target.checked)} /> Show every key of the application (admin)
+        </label>
+      ) : null}
       <ErrorText error={error} />
-      {data ? <KeyTable keys={data.mcpApiKeys} onRevoked={reload} /> : loading ? <Loading /> : null}
+      {data ? <KeyTable keys={data.mcpApiKeys} all={all} onRevoked={reload} /> : loading ? <Loading /> : null}
     </div>
   );
 }
@@ -181,19 +190,20 @@ function keyStatus(key: McpApiKey): string {
   return 'Active';
 }
 
-function KeyTable({ keys, onRevoked }: { keys: McpApiKey[]; onRevoked: () => void }) {
+function KeyTable({ keys, all, onRevoked }: { keys: McpApiKey[]; all: boolean; onRevoked: () => void }) {
   const { run, toast } = useDesigner();
   const [error, setError] = useState<string | null>(null);
   return (
     <section aria-labelledby="keys-list-title">
-      <h2 id="keys-list-title">Your keys</h2>
+      <h2 id="keys-list-title">{all ? 'Every key of the application' : 'Your keys'}</h2>
       <ErrorText error={error} />
       {keys.length ? (
-        <div className="scroll-x">
+        <div className="scroll-x" role="region" aria-label="MCP keys" tabIndex={0}>
           <table className="grid">
             <thead>
               <tr>
                 <th scope="col">Name</th>
+                {all ? <th scope="col">Owner</th> : null}
                 <th scope="col">Prefix</th>
                 <th scope="col">Scopes</th>
                 <th scope="col">Working scopes</th>
@@ -207,6 +217,7 @@ function KeyTable({ keys, onRevoked }: { keys: McpApiKey[]; onRevoked: () => voi
               {keys.map((key) => (
                 <tr key={key._id}>
                   <td>{key.name}</td>
+                  {all ? <td>{key.userEmail ?? <span className="muted">{key.userId}</span>}</td> : null}
                   <td>
                     <code>{key.keyPrefix}…</code>
                   </td>
@@ -239,7 +250,7 @@ function KeyTable({ keys, onRevoked }: { keys: McpApiKey[]; onRevoked: () => voi
           </table>
         </div>
       ) : (
-        <p className="muted">You have no MCP keys yet.</p>
+        <p className="muted">{all ? 'The application has no MCP keys yet.' : 'You have no MCP keys yet.'}</p>
       )}
     </section>
   );

@@ -99,7 +99,7 @@ function MenuTable({ menus, features, canWrite, onEdit }: { menus: Menu[]; featu
   if (!menus.length) return <p className="muted">No menus yet.</p>;
   const names = new Map(features.map((feature) => [feature._id, feature.name]));
   return (
-    <div className="scroll-x">
+    <div className="scroll-x" role="region" aria-label="Menu entries" tabIndex={0}>
       <table className="grid">
         <thead>
           <tr>

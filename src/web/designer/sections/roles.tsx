@@ -56,7 +56,7 @@ function RoleTable({ roles, canManage, onChanged }: { roles: Role[]; canManage: 
   return (
     <section aria-labelledby="roles-list-title">
       <h2 id="roles-list-title">All roles</h2>
-      <div className="scroll-x">
+      <div className="scroll-x" role="region" aria-label="Roles" tabIndex={0}>
         <table className="grid">
           <thead>
             <tr>
@@ -280,7 +280,7 @@ function FeatureAccess({ roles, features, canGrant }: { roles: Role[]; features:
       <p className="muted">Which roles see each feature on the application page.</p>
       <ErrorText error={error} />
       {features.length ? (
-        <div className="scroll-x">
+        <div className="scroll-x" role="region" aria-label="Feature access by role" tabIndex={0}>
           <table className="grid">
             <thead>
               <tr>

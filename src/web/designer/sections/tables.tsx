@@ -115,7 +115,7 @@ function TableDetail({ table, tables, onChanged }: { table: Table; tables: Table
       {canWrite ? <TableMetadata table={table} onChanged={onChanged} /> : table.description ? <p>{table.description}</p> : null}
       <section aria-labelledby="fields-title">
         <h3 id="fields-title">Fields</h3>
-        <div className="scroll-x">
+        <div className="scroll-x" role="region" aria-label="Fields" tabIndex={0}>
           <table className="grid">
             <thead>
               <tr>
@@ -368,7 +368,7 @@ function Records({ table, operations }: { table: Table; operations: Operations }
             {page.total} {page.total === 1 ? 'record' : 'records'}
             {page.total > PAGE_SIZE ? ` · ${offset + 1}–${Math.min(offset + PAGE_SIZE, page.total)}` : ''}
           </p>
-          <div className="scroll-x">
+          <div className="scroll-x" role="region" aria-label="Fields" tabIndex={0}>
             <table className="grid" aria-label={`Records of ${table.name}`}>
               <thead>
                 <tr>

@@ -64,7 +64,7 @@ function UserTable({ users, roles, onChanged }: { users: User[]; roles: Role[]; 
     <section aria-labelledby="users-list-title">
       <h2 id="users-list-title">All users</h2>
       <ErrorText error={error} />
-      <div className="scroll-x">
+      <div className="scroll-x" role="region" aria-label="Users" tabIndex={0}>
         <table className="grid">
           <thead>
             <tr>

@@ -1,0 +1,78 @@
+import { existsSync } from 'node:fs';
+import type { DataDirLock } from '../platform/data-dir.js';
+import { pgliteFolder } from '../platform/db/index.js';
+import { TrellisError } from '../platform/errors.js';
+
+/**
+ * How a CLI command reaches the data (D4): through the server that holds the embedded folder, or
+ * the folder itself when no server does.
+ */
+
+/** An error the server holding the folder answered, or the reason it could not be asked. */
+export class RemoteError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** How long the CLI waits for the server that holds the folder before it says so. */
+export const REMOTE_TIMEOUT_MS = 5000;
+
+/**
+ * POSTs `body` to `path` of the server that holds the folder, authenticated by the lock's token.
+ * Resolves to the response when it is 2xx; throws RemoteError with the server's error otherwise,
+ * or UNAVAILABLE when the server does not answer within `timeoutMs` or cannot be reached.
+ */
+export async function postToServer(lock: DataDirLock, path: string, body: unknown, timeoutMs = REMOTE_TIMEOUT_MS): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(`${lock.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-trellis-cli-token': lock.token },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (error) {
+    throw unreachable(lock.url, error, timeoutMs);
+  }
+  if (response.ok) return response;
+  const answer = (await response.json().catch(() => ({}))) as { error?: { code: string; message: string } };
+  throw new RemoteError(answer.error?.code ?? 'ERROR', answer.error?.message ?? `HTTP ${response.status}`);
+}
+
+/** Reads a response body, saying so when the server stops answering midway. */
+export async function readBody<T>(lock: DataDirLock, read: () => Promise<T>, timeoutMs = REMOTE_TIMEOUT_MS): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    throw unreachable(lock.url, error, timeoutMs);
+  }
+}
+
+/** Refuses a folder without a database: only `serve` creates an application, and nobody would serve a second one. */
+export function requireTrellisData(dataDir: string): void {
+  if (existsSync(pgliteFolder(dataDir))) return;
+  throw new TrellisError(
+    'NOT_FOUND',
+    `${dataDir} holds no Trellis data: start the server once with \`trellis serve\` to create the application, or point TRELLIS_DATA_DIR at the folder that holds it`,
+  );
+}
+
+function unreachable(url: string, error: unknown, timeoutMs: number): RemoteError {
+  const timedOut = (error as Error).name === 'TimeoutError';
+  return new RemoteError(
+    'UNAVAILABLE',
+    timedOut
+      ? `The Trellis server holding the data folder (${url}) did not answer within ${timeoutMs / 1000} s; try again, or stop it and run the command again`
+      : `The Trellis server holding the data folder (${url}) cannot be reached (${networkCode(error)}); if it is no longer running, remove its trellis.lock and run the command again`,
+  );
+}
+
+/** The system error code under a failed fetch (ECONNREFUSED, ...), which undici nests. */
+function networkCode(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
+  return cause?.code ?? cause?.errors?.find((inner) => inner.code)?.code ?? 'no connection';
+}
