@@ -1,8 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files that do not depend on the database mode: the sandbox's unit tests and the browser tests
+ * (the pages only speak GraphQL, which the PostgreSQL suite tests directly). They run in the
+ * embedded suite only, to keep `.ci/run` within its budget (docs/decisions.md, D26).
+ */
+const MODE_INDEPENDENT = [
+  'src/runtime/sandbox.test.ts',
+  'src/runtime/sandbox-pool.test.ts',
+  'test/e2e/designer.test.ts',
+  'test/e2e/designer-admin.test.ts',
+  'test/e2e/app-page.test.ts',
+  'test/e2e/web-size.test.ts',
+  'test/fuzz/keep.test.ts',
+];
+
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['**/node_modules/**', ...(process.env.TRELLIS_TEST_DATABASE === 'postgres' ? MODE_INDEPENDENT : [])],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -35,11 +35,17 @@ export async function buildIfNeeded({ force = false } = {}) {
     // files beside themselves (WebAssembly) or are loaded only on demand stay external.
     external: ['@electric-sql/pglite', 'quickjs-emscripten', '@jitl/*', 'pg', 'nodemailer', 'esbuild', '@modelcontextprotocol/server'],
     sourcemap: true,
+    // Shared code in chunks: the CLI's commands load the server's modules only when they need them.
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
     // Bundled CommonJS packages call require() for Node's built-ins.
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     logLevel: 'warning',
   });
-  // The worker first: a process importing the new main.js may start workers at once.
+  // Chunks first (their names are their hashes, so an old main.js keeps its own), then the worker:
+  // a process importing the new main.js may start workers at once.
+  mkdirSync(join(root, 'dist', 'chunks'), { recursive: true });
+  for (const file of readdirSync(join(staging, 'chunks'))) renameSync(join(staging, 'chunks', file), join(root, 'dist', 'chunks', file));
   for (const name of Object.keys(entries).reverse()) {
     renameSync(join(staging, `${name}.js.map`), join(root, 'dist', `${name}.js.map`));
     renameSync(join(staging, `${name}.js`), join(root, 'dist', `${name}.js`));

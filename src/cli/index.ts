@@ -6,7 +6,6 @@ import { MAIL_STATES } from '../platform/mail-outbox.js';
 import { readLiveLock } from '../platform/data-dir.js';
 import { TrellisError } from '../platform/errors.js';
 import { trellisVersion } from '../platform/version.js';
-import { createLogger, openServices } from '../server.js';
 import {
   describeIntegrations,
   describeKeys,
@@ -22,7 +21,6 @@ import { describeAuditPage } from './audit-output.js';
 import { backupToFile, restoreFromFile } from './backup.js';
 import { runCliCommand, type CliCommandName } from './commands.js';
 import { RemoteError, postToServer, readBody, requireTrellisData } from './data-access.js';
-import { serve } from './serve.js';
 
 /** Runs `trellis <command>`; resolves to the process exit code. */
 export async function runCli(argv: string[]): Promise<number> {
@@ -38,6 +36,8 @@ export async function runCli(argv: string[]): Promise<number> {
     .description('Run the HTTP server (MCP, GraphQL, webhooks)')
     .addHelpText('after', settingsHelp)
     .action(async () => {
+      // The server's modules are loaded only by the commands that need them: the others start in a fraction of the time.
+      const { serve } = await import('./serve.js');
       exitCode = await serve(loadConfig());
     });
 
@@ -237,6 +237,7 @@ async function executeCommand(config: Config, name: CliCommandName, args: Record
     return (await readBody(lock, () => response.json() as Promise<{ result: unknown }>)).result;
   }
   if (!config.databaseUrl) requireTrellisData(config.dataDir);
+  const { createLogger, openServices } = await import('../server.js');
   const opened = await openServices({ ...config, logLevel: 'warn' }, createLogger({ ...config, logLevel: 'warn' }));
   try {
     return await runCliCommand(opened.services, name, args);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ENV } from '../helpers/env.js';
 import { connectMcp, createUserKey } from '../helpers/mcp.js';
 import { spawnServer, type SpawnedServer } from '../helpers/process.js';
+import { waitFor } from '../helpers/wait.js';
 import { freshDataEnv, gqlData, graphqlClient, login, postJson, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -146,12 +147,18 @@ describe('a server with TRELLIS_METRICS_TOKEN, logging at info', () => {
     });
     expect(answer.status).toBe(401);
     await fetch(`${spawned.url}/healthz`, { headers: { 'x-request-id': 'req-probe-1' } });
-    const lines = spawned
-      .output()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const line = lines.find((entry) => entry.reqId === 'req-log-1' && entry.msg === 'request answered');
+    const logLines = () =>
+      spawned
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    // The line is written once the answer has left: it may reach this process a moment after the answer.
+    const line = await waitFor('the log line of the request', () => logLines().find((entry) => entry.reqId === 'req-log-1' && entry.msg === 'request answered'));
+    // A request after the probe: once its line is there, the probe's would be too.
+    await fetch(`${spawned.url}/no/such/page`, { headers: { 'x-request-id': 'req-log-2' } });
+    await waitFor('the log line of a later request', () => logLines().some((entry) => entry.reqId === 'req-log-2') || undefined);
+    const lines = logLines();
     expect(line).toMatchObject({ level: 30, method: 'POST', route: '/api/auth/token', path: '/api/auth/token', status: 401 });
     expect(typeof line!.ms).toBe('number');
     // Probes are logged at debug level only.
