@@ -1,5 +1,24 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { egressEntryProblem } from './runtime/egress.js';
+
+/** A URL of one of `protocols` (e.g. 'smtp:') with a host name; `hostless` allows none when a `host` query parameter names a socket folder. */
+function urlOf(protocols: readonly string[], hostless = false) {
+  const expected = `must be a ${protocols.map((protocol) => `${protocol}//`).join(' or ')} URL with a host`;
+  return z.string().superRefine((value, ctx) => {
+    // `postgresql://user@/db?host=/run/postgresql` (a socket folder) is what pg takes, not a WHATWG URL.
+    if (hostless && protocols.some((protocol) => value.startsWith(`${protocol}//`)) && /\?(?:[^#]*&)?host=[^&#]/.test(value)) return;
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `is not a URL: ${expected}` });
+      return;
+    }
+    if (!protocols.includes(url.protocol)) ctx.addIssue({ code: 'custom', message: `${expected}, not ${url.protocol}//` });
+    else if (!url.hostname && !(hostless && url.searchParams.get('host'))) ctx.addIssue({ code: 'custom', message: `${expected}: the host is missing` });
+  });
+}
 
 /**
  * Every environment variable Trellis reads, with its default and its meaning. `trellis serve --help`
@@ -9,9 +28,7 @@ const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('HTTP port (0 picks a free one)'),
   HOST: z.string().min(1).default('127.0.0.1').describe('Interface to listen on (0.0.0.0 for every interface)'),
   TRELLIS_DATA_DIR: z.string().min(1).default('./data').describe('Folder of the embedded database, its lock file and its generated secret'),
-  TRELLIS_DATABASE_URL: z
-    .string()
-    .url()
+  TRELLIS_DATABASE_URL: urlOf(['postgres:', 'postgresql:'], true)
     .optional()
     .describe('postgres://… of a PostgreSQL server; when set, the embedded database is not used'),
   TRELLIS_SECRET: z
@@ -26,16 +43,12 @@ const envSchema = z.object({
     .min(8, 'TRELLIS_ADMIN_PASSWORD must be at least 8 characters')
     .optional()
     .describe("Owner's password on first start (at least 8 characters); generated and printed once when unset"),
-  TRELLIS_PUBLIC_URL: z
-    .string()
-    .url()
+  TRELLIS_PUBLIC_URL: urlOf(['https:', 'http:'])
     .optional()
     .describe("The application's public base URL (e.g. https://app.example.com); its host and origin pass the MCP endpoint's Host/Origin checks"),
   TRELLIS_SESSION_TTL: z.coerce.number().int().min(60).default(12 * 3600).describe('Lifetime of a sign-in session, in seconds'),
   TRELLIS_TOKEN_TTL: z.coerce.number().int().min(60).default(3600).describe('Lifetime of an integration access token, in seconds'),
-  TRELLIS_SMTP_URL: z
-    .string()
-    .url()
+  TRELLIS_SMTP_URL: urlOf(['smtp:', 'smtps:'])
     .optional()
     .describe('smtp://user:pass@host:port (or smtps://…) for owner notifications; unset, e-mails stay queued in mail_outbox'),
   TRELLIS_MAIL_FROM: z.string().min(3).default('Trellis <trellis@localhost>').describe('Sender of e-mails'),
@@ -71,6 +84,12 @@ const envSchema = z.object({
   TRELLIS_HOOK_EGRESS_ALLOW: z
     .string()
     .default('')
+    .superRefine((value, ctx) => {
+      for (const entry of value.split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+        const problem = egressEntryProblem(entry.toLowerCase());
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      }
+    })
     .describe('Comma-separated host, host:port, IP addresses or CIDR ranges hook code may fetch although they are loopback, private, link-local or otherwise internal (refused by default)'),
   TRELLIS_HOOK_TIMEOUT_MS: z.coerce
     .number()

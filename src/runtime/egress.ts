@@ -77,6 +77,16 @@ const FORBIDDEN = RANGES.map(([network, prefix, family, label]) => {
  * @throws Error naming the entry when an allow-list entry is not a host, host:port, IP or CIDR
  * @example new EgressPolicy(['127.0.0.1/32', 'hooks.internal:8080'])
  */
+/** Why `entry` of TRELLIS_HOOK_EGRESS_ALLOW is not a host, host:port, IP address or CIDR range; undefined when it is one. */
+export function egressEntryProblem(entry: string): string | undefined {
+  try {
+    new EgressPolicy([entry]);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message.replace(/^TRELLIS_HOOK_EGRESS_ALLOW: /, '');
+  }
+}
+
 export class EgressPolicy {
   private readonly allowedNetworks = new BlockList();
   private readonly allowedHosts = new Set<string>();

@@ -172,6 +172,8 @@ describe('limits', () => {
 
   it('keeps the event loop free while a hook awaits a slow fetch, and stops it at the wall-clock limit', async () => {
     const slow = runtimeWith({ hookTimeoutMs: 300, hookEgressAllow: ['127.0.0.1'] });
+    // A worker ready first: on a loaded machine starting one can take longer than twice the 300 ms limit.
+    await slow.prepare();
     let ticks = 0;
     const interval = setInterval(() => (ticks += 1), 10);
     try {
