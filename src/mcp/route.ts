@@ -44,6 +44,9 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
     scope.setErrorHandler((error: FastifyError, request, reply) => {
       const answer = jsonRpcRequestError(error);
       if (answer.status >= 500) request.log.error({ err: error }, 'MCP request failed');
+      // A database that is down (503) or a limit (429) says when to try again, as the REST endpoints do.
+      const retryAfter = (error instanceof TrellisError ? error : toTrellisError(error)).details?.retryAfter;
+      if (typeof retryAfter === 'number' && !reply.hasHeader('retry-after')) reply.header('retry-after', String(retryAfter));
       return reply.status(answer.status).send(jsonRpcError(null, answer.code, answer.message));
     });
     scope.route({

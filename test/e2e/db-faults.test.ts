@@ -59,11 +59,14 @@ function classifyGraphql(status: number, text: string): Answer {
  * An MCP tools/call answer: a result, a JSON-RPC error with 503, or an isError result naming
  * UNAVAILABLE (the tool lost the database, and its error's audit entry could be written).
  */
-function classifyMcp(status: number, text: string): Answer {
+function classifyMcp(status: number, text: string, retryAfter: string | null): Answer {
   assertClean(text, 'an MCP answer');
   const body = JSON.parse(text) as { result?: { isError?: boolean; content: { text: string }[] }; error?: { code: number; message: string } };
   if (status === 200 && body.result && !body.result.isError) return { outcome: 'ok', form: 'success' };
-  if (status === 503 && body.error?.code === -32000 && body.error.message.startsWith(UNAVAILABLE_MESSAGE)) return { outcome: 'unavailable', form: 'JSON-RPC error 503' };
+  if (status === 503 && body.error?.code === -32000 && body.error.message.startsWith(UNAVAILABLE_MESSAGE)) {
+    if (retryAfter !== '1') throw new Error(`MCP answered 503 with Retry-After ${retryAfter}`);
+    return { outcome: 'unavailable', form: 'JSON-RPC error 503' };
+  }
   if (status === 200 && body.result?.isError && body.result.content[0]!.text.includes(`UNAVAILABLE: ${UNAVAILABLE_MESSAGE}`)) return { outcome: 'unavailable', form: 'MCP tool error' };
   throw new Error(`MCP answered ${status}: ${text.slice(0, 500)}`);
 }
@@ -184,7 +187,7 @@ class WriteLoad {
   private async createMcpFeature(worker: number, i: number): Promise<Answer> {
     const id = `m${worker}-f${i}`;
     const response = await mcpCall(this.url, this.apiKey, i, 'create_feature', { _id: id, name: id, customCode: FEATURE_CODE(id) });
-    const answer = classifyMcp(response.status, await response.text());
+    const answer = classifyMcp(response.status, await response.text(), response.headers.get('retry-after'));
     if (answer.outcome === 'ok') this.acknowledged.mcpFeatures.add(id);
     return answer;
   }
