@@ -66,6 +66,8 @@ export async function runCli(argv: string[]): Promise<number> {
     .command('disable')
     .description('Disable a user: their sessions end and their MCP keys and acting integrations stop working')
     .argument('<user>', 'e-mail address or _id')
+    // Ids are random base64url and may begin with '-': taken as the argument, not as an option.
+    .allowUnknownOption()
     .option('--json', 'print JSON')
     .action(async (ref: string, options) => {
       exitCode = await runDataCommand('user disable', { ...options, user: ref }, describeUserChange);
@@ -74,6 +76,8 @@ export async function runCli(argv: string[]): Promise<number> {
     .command('enable')
     .description('Enable a disabled user again')
     .argument('<user>', 'e-mail address or _id')
+    // Ids are random base64url and may begin with '-': taken as the argument, not as an option.
+    .allowUnknownOption()
     .option('--json', 'print JSON')
     .action(async (ref: string, options) => {
       exitCode = await runDataCommand('user enable', { ...options, user: ref }, describeUserChange);
@@ -110,6 +114,8 @@ export async function runCli(argv: string[]): Promise<number> {
     .command('revoke')
     .description('Revoke an MCP key; it stops authenticating at once')
     .argument('<id>', '_id of the key (see trellis key list)')
+    // Ids are random base64url and may begin with '-': taken as the argument, not as an option.
+    .allowUnknownOption()
     .option('--json', 'print JSON')
     .action(async (id: string, options) => {
       exitCode = await runDataCommand('key revoke', { ...options, id }, describeRevokedKey);
@@ -142,6 +148,8 @@ export async function runCli(argv: string[]): Promise<number> {
     .command('revoke')
     .description('Revoke (delete) an integration key and every access token issued to it')
     .argument('<clientId>', 'clientId of the key (see trellis integration list)')
+    // Ids are random base64url and may begin with '-': taken as the argument, not as an option.
+    .allowUnknownOption()
     .option('--json', 'print JSON')
     .action(async (clientId: string, options) => {
       exitCode = await runDataCommand('integration revoke', { ...options, clientId }, describeRevokedIntegration);

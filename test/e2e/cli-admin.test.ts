@@ -114,6 +114,15 @@ describe('trellis key list and revoke', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("Error: MCP API key 'no-such-key' does not exist");
   });
+
+  it("takes an _id that begins with '-' (ids are random base64url) as the key, not as an option", async () => {
+    for (const command of [['key', 'revoke', '-Hckf1qVV3qL4'], ['user', 'disable', '-Hckf1qVV3qL4'], ['integration', 'revoke', '-Hckf1qVV3qL4']]) {
+      const run = await trellis(...command);
+      expect(run.code).toBe(1);
+      expect(run.stderr).not.toContain('unknown option');
+      expect(run.stderr).toContain("'-Hckf1qVV3qL4'");
+    }
+  });
 });
 
 describe('trellis integration list and revoke', () => {
