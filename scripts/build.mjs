@@ -1,4 +1,4 @@
-// Bundles src/ into dist/main.js, the sandbox's worker thread into dist/sandbox-worker.js and the web pages into dist/web/. With --if-needed it does nothing when dist is newer than src.
+// Bundles src/ into dist/main.js, the sandbox's worker thread into dist/sandbox-worker.js, the maker of the embedded database's template into dist/pglite-template.js and the web pages into dist/web/. With --if-needed it does nothing when dist is newer than src.
 import { build } from 'esbuild';
 import { buildWeb, webOutputs } from './build-web.mjs';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -6,7 +6,11 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const entries = { main: join(root, 'src', 'main.ts'), 'sandbox-worker': join(root, 'src', 'runtime', 'sandbox-worker.ts') };
+const entries = {
+  main: join(root, 'src', 'main.ts'),
+  'sandbox-worker': join(root, 'src', 'runtime', 'sandbox-worker.ts'),
+  'pglite-template': join(root, 'src', 'platform', 'db', 'template-main.ts'),
+};
 
 function newestMtime(dir) {
   let newest = 0;

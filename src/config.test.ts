@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
 
 describe('TRELLIS_HOOK_WORKERS', () => {
   it('defaults to 8 and takes a whole number from 1 to 256', () => {
@@ -42,5 +42,34 @@ describe('URLs and the egress allow-list', () => {
     });
     expect(config.hookEgressAllow).toEqual(['hooks.internal:8080', '10.0.0.0/8', '::1', '127.0.0.1']);
     expect(config.smtpUrl).toBe('smtps://user:pass@mail.example.com:465');
+  });
+});
+
+describe('TRELLIS_METRICS_TOKEN', () => {
+  it.each([['a'], ['fifteen-chars-x']])('refuses %s, shorter than 16 characters, with a message naming the variable', (token) => {
+    expect(() => loadConfig({ TRELLIS_METRICS_TOKEN: token })).toThrow('Invalid environment:\n  TRELLIS_METRICS_TOKEN: TRELLIS_METRICS_TOKEN must be at least 16 characters');
+  });
+
+  it('takes a token of 16 characters or more, and none when unset', () => {
+    expect(loadConfig({ TRELLIS_METRICS_TOKEN: 'sixteen-chars-xx' }).metricsToken).toBe('sixteen-chars-xx');
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+  });
+});
+
+describe('TRELLIS_DISK_RESERVE_MB', () => {
+  it('defaults to 32 and takes a whole number of MB from 16, one segment of the write-ahead log', () => {
+    expect(loadConfig({}).diskReserveMb).toBe(32);
+    expect(loadConfig({ TRELLIS_DISK_RESERVE_MB: '16' }).diskReserveMb).toBe(16);
+    expect(loadConfig({ TRELLIS_DISK_RESERVE_MB: '512' }).diskReserveMb).toBe(512);
+  });
+
+  it.each(['0', '15', '1.5', '33554432', 'lots'])('refuses %s with a message naming the variable and the range', (value) => {
+    expect(() => loadConfig({ TRELLIS_DISK_RESERVE_MB: value })).toThrow(
+      new ConfigError('Invalid environment:\n  TRELLIS_DISK_RESERVE_MB: must be a whole number from 16 to 1048576'),
+    );
+  });
+
+  it('is named in the same message as the other bad variables', () => {
+    expect(() => loadConfig({ PORT: '70000', TRELLIS_DISK_RESERVE_MB: '8' })).toThrow(/PORT: [^\n]+\n {2}TRELLIS_DISK_RESERVE_MB: [^\n]+$/);
   });
 });

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { egressEntryProblem } from './runtime/egress.js';
+import { DISK_RESERVE_MB, MIN_DISK_RESERVE_MB } from './platform/db/disk-reserve.js';
+import { egressEntryProblem } from './platform/egress-allow-list.js';
 
 /** A URL of one of `protocols` (e.g. 'smtp:') with a host name; `hostless` allows none when a `host` query parameter names a socket folder. */
 function urlOf(protocols: readonly string[], hostless = false) {
@@ -20,17 +21,33 @@ function urlOf(protocols: readonly string[], hostless = false) {
   });
 }
 
+/** A whole number from `min` to `max` (coerced from the variable's text), refused with one plain message. */
+function wholeNumber(min: number, max?: number) {
+  const message = max === undefined ? `must be a whole number of at least ${min}` : `must be a whole number from ${min} to ${max}`;
+  const number = z.coerce.number({ error: message }).int({ error: message }).min(min, { error: message });
+  return max === undefined ? number : number.max(max, { error: message });
+}
+
+/** A setting that cannot be used; its message names each bad variable (no stack is printed for it). */
+export class ConfigError extends Error {}
+
 /**
  * Every environment variable Trellis reads, with its default and its meaning. `trellis serve --help`
  * lists them from here (`describeSettings`); README.md documents each one.
  */
 const envSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000).describe('HTTP port (0 picks a free one)'),
+  PORT: wholeNumber(0, 65535)
+    .default(3000).describe('HTTP port (0 picks a free one)'),
   HOST: z.string().min(1).default('127.0.0.1').describe('Interface to listen on (0.0.0.0 for every interface)'),
   TRELLIS_DATA_DIR: z.string().min(1).default('./data').describe('Folder of the embedded database, its lock file and its generated secret'),
   TRELLIS_DATABASE_URL: urlOf(['postgres:', 'postgresql:'], true)
     .optional()
     .describe('postgres://… of a PostgreSQL server; when set, the embedded database is not used'),
+  TRELLIS_DISK_RESERVE_MB: wholeNumber(MIN_DISK_RESERVE_MB, 1024 * 1024)
+    .default(DISK_RESERVE_MB)
+    .describe(
+      `Free space, in MB, kept on the disk of the embedded database: below it writes are refused (507) and reads go on. At least ${MIN_DISK_RESERVE_MB}, one segment of the write-ahead log: PGlite 0.5 hangs for good when it cannot create the next one`,
+    ),
   TRELLIS_SECRET: z
     .string()
     .min(32, 'TRELLIS_SECRET must be at least 32 characters')
@@ -46,34 +63,27 @@ const envSchema = z.object({
   TRELLIS_PUBLIC_URL: urlOf(['https:', 'http:'])
     .optional()
     .describe("The application's public base URL (e.g. https://app.example.com); its host and origin pass the MCP endpoint's Host/Origin checks"),
-  TRELLIS_SESSION_TTL: z.coerce.number().int().min(60).default(12 * 3600).describe('Lifetime of a sign-in session, in seconds'),
-  TRELLIS_TOKEN_TTL: z.coerce.number().int().min(60).default(3600).describe('Lifetime of an integration access token, in seconds'),
+  TRELLIS_SESSION_TTL: wholeNumber(60)
+    .default(12 * 3600).describe('Lifetime of a sign-in session, in seconds'),
+  TRELLIS_TOKEN_TTL: wholeNumber(60)
+    .default(3600).describe('Lifetime of an integration access token, in seconds'),
   TRELLIS_SMTP_URL: urlOf(['smtp:', 'smtps:'])
     .optional()
     .describe('smtp://user:pass@host:port (or smtps://…) for owner notifications; unset, e-mails stay queued in mail_outbox'),
   TRELLIS_MAIL_FROM: z.string().min(3).default('Trellis <trellis@localhost>').describe('Sender of e-mails'),
-  TRELLIS_MAIL_RETRY_BASE_MS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(3_600_000)
+  TRELLIS_MAIL_RETRY_BASE_MS: wholeNumber(1, 3_600_000)
     .default(5000)
     .describe('Delay before the first retry of a failed e-mail; doubles after each failure (at most 1 h), 10 attempts in all'),
   TRELLIS_LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
     .describe('fatal, error, warn, info, debug, trace or silent (JSON lines on stdout)'),
-  TRELLIS_AUTH_FAILURES_PER_MINUTE: z.coerce
-    .number()
-    .int()
-    .min(1)
+  TRELLIS_AUTH_FAILURES_PER_MINUTE: wholeNumber(1)
     .default(20)
     .describe("Failed authentications per client IP and minute after which that IP's further failures answer 429 (valid credentials still pass)"),
-  TRELLIS_MCP_RATE_LIMIT: z.coerce.number().int().min(1).default(60).describe('MCP requests allowed per MCP key and minute before 429'),
-  TRELLIS_WEBHOOK_RATE_LIMIT: z.coerce
-    .number()
-    .int()
-    .min(1)
+  TRELLIS_MCP_RATE_LIMIT: wholeNumber(1)
+    .default(60).describe('MCP requests allowed per MCP key and minute before 429'),
+  TRELLIS_WEBHOOK_RATE_LIMIT: wholeNumber(1)
     .default(10)
     .describe('Webhook calls allowed per minute, all webhooks of the application together, before 429 (per server instance)'),
   TRELLIS_TRUST_PROXY: z
@@ -91,32 +101,16 @@ const envSchema = z.object({
       }
     })
     .describe('Comma-separated host, host:port, IP addresses or CIDR ranges hook code may fetch although they are loopback, private, link-local or otherwise internal (refused by default)'),
-  TRELLIS_HOOK_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(10)
-    .max(300_000)
+  TRELLIS_HOOK_TIMEOUT_MS: wholeNumber(10, 300_000)
     .default(5000)
     .describe('Wall-clock limit of one hook run, awaited fetch and db calls included'),
-  TRELLIS_HOOK_CPU_MS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(60_000)
+  TRELLIS_HOOK_CPU_MS: wholeNumber(1, 60_000)
     .default(200)
     .describe('Computation limit of one hook run (an endless loop is stopped after this)'),
-  TRELLIS_HOOK_MEMORY_MB: z.coerce
-    .number()
-    .int()
-    .min(4)
-    .max(1024)
+  TRELLIS_HOOK_MEMORY_MB: wholeNumber(4, 1024)
     .default(32)
     .describe("Memory limit of one hook run; the engine's whole heap in the run's worker is capped at this plus 16 MB"),
-  TRELLIS_HOOK_WORKERS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(256)
+  TRELLIS_HOOK_WORKERS: wholeNumber(1, 256)
     .default(8)
     .describe('Worker threads running hook code (started on demand and kept); a run that waits for one longer than twice TRELLIS_HOOK_TIMEOUT_MS fails as timeout'),
   TRELLIS_METRICS_TOKEN: z
@@ -152,6 +146,8 @@ export type Config = {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** Free space kept on the embedded database's disk; writes are refused (507) below it. */
+  diskReserveMb: number;
   secret: string | undefined;
   appName: string;
   adminEmail: string;
@@ -188,7 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(stripEmpty(env));
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
-    throw new Error(`Invalid environment:\n${lines.join('\n')}`);
+    throw new ConfigError(`Invalid environment:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
   return {
@@ -196,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     dataDir: resolve(e.TRELLIS_DATA_DIR),
     databaseUrl: e.TRELLIS_DATABASE_URL,
+    diskReserveMb: e.TRELLIS_DISK_RESERVE_MB,
     secret: e.TRELLIS_SECRET,
     appName: e.TRELLIS_APP_NAME,
     adminEmail: e.TRELLIS_ADMIN_EMAIL.toLowerCase(),

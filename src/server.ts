@@ -53,7 +53,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const lock = config.databaseUrl ? undefined : acquireLock(config.dataDir);
   let database: DatabaseHandle | undefined;
   try {
-    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, diskReserveMb: config.diskReserveMb });
     const { ctx, bootstrap } = await createContext(config, database, logger);
     await ctx.changes.listen();
     const services = createServices(ctx);
@@ -97,7 +97,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
 export async function openServices(config: Config, logger: Logger = createLogger(config)) {
   const lock = config.databaseUrl ? undefined : acquireLock(config.dataDir);
   try {
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, diskReserveMb: config.diskReserveMb });
     const { ctx, bootstrap } = await createContext(config, database, logger);
     return {
       services: createServices(ctx),

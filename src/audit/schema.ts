@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idSchema } from '../platform/validation.js';
+import { cursorSchema, idSchema } from '../platform/validation.js';
 
 export const MCP_AUDIT_OUTCOMES = ['ok', 'error', 'denied'] as const;
 export const DEFAULT_AUDIT_PAGE = 50;
@@ -24,11 +24,7 @@ export const listMcpAuditLogsInput = z.object({
     .max(MAX_AUDIT_PAGE, `must be at most ${MAX_AUDIT_PAGE}`)
     .default(DEFAULT_AUDIT_PAGE),
   /** The `nextCursor` of the previous page: entries older than that one. */
-  before: z
-    .string()
-    .regex(/^[1-9][0-9]{0,15}$/, 'must be the nextCursor of a previous page')
-    .transform(Number)
-    .optional(),
+  before: cursorSchema.optional(),
 });
 
 export type ListMcpAuditLogsInput = z.input<typeof listMcpAuditLogsInput>;

@@ -73,7 +73,7 @@ async function backupFolder(config: Config): Promise<Buffer> {
   requireTrellisData(config.dataDir);
   const lock = acquireLock(config.dataDir);
   try {
-    const database = await openDatabase({ databaseUrl: undefined, dataDir: config.dataDir });
+    const database = await openDatabase({ databaseUrl: undefined, dataDir: config.dataDir, diskReserveMb: config.diskReserveMb });
     try {
       return await createBackup({ database, dataDir: config.dataDir, secret: config.secret });
     } finally {

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { describeSettings, loadConfig, type Config } from '../config.js';
+import { ConfigError, describeSettings, loadConfig, type Config } from '../config.js';
 import type { CreatedIntegrationKey } from '../integrations/service.js';
 import type { CreatedMcpApiKey } from '../keys/service.js';
 import { MAIL_STATES } from '../platform/mail-outbox.js';
@@ -208,6 +208,10 @@ export async function runCli(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      return 2;
+    }
     throw error;
   }
   return exitCode;

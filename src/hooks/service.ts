@@ -88,7 +88,7 @@ export class HookService {
     let select = this.ctx.db.selectFrom('hook_runs').selectAll().orderBy('id', 'desc').limit(filter.limit + 1);
     if (filter.hookId) select = select.where('hook_id', '=', filter.hookId);
     if (filter.outcome) select = select.where('outcome', '=', filter.outcome);
-    if (filter.before) select = select.where('id', '<', Number(filter.before));
+    if (filter.before !== undefined) select = select.where('id', '<', filter.before);
     const rows = await select.execute();
     const page = rows.slice(0, filter.limit);
     const detailed = mayReadRunDetails(principal);

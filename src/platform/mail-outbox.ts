@@ -4,7 +4,7 @@ import { requireAdmin, type Principal } from '../access/permissions.js';
 import type { PlatformContext } from './context.js';
 import type { Row } from './db/types.js';
 import { MAIL_MAX_ATTEMPTS } from './mail.js';
-import { parseInput } from './validation.js';
+import { cursorSchema, parseInput } from './validation.js';
 
 /**
  * Where an e-mail of `mail_outbox` stands: `queued` (not tried yet), `retrying` (failed, tried
@@ -25,11 +25,7 @@ export const listMailOutboxInput = z.object({
     .max(MAX_PAGE, `must be at most ${MAX_PAGE}`)
     .default(DEFAULT_PAGE),
   /** The `nextCursor` of the previous page: e-mails queued before that one. */
-  before: z
-    .string()
-    .regex(/^[1-9][0-9]{0,15}$/, 'must be the nextCursor of a previous page')
-    .transform(Number)
-    .optional(),
+  before: cursorSchema.optional(),
 });
 
 export type ListMailOutboxInput = z.input<typeof listMailOutboxInput>;

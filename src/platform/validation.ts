@@ -60,6 +60,18 @@ export const idSchema = z.string().trim().min(1, 'must not be empty').max(100, '
 /** An argument naming a record of `what` (D15): its `_id` or its unique name; the description tools/list shows. */
 export const recordRef = (what: string) => idSchema.describe(`The ${what}'s _id, or its name (any letter case)`);
 
+/**
+ * The `before` argument of a paged listing: the `nextCursor` of the previous page, a positive whole
+ * number of at most 16 digits (a row id), parsed into a number so the caller reads rows with a
+ * smaller id. Anything else fails with `must be the nextCursor of a previous page`.
+ *
+ * @example z.object({ before: cursorSchema.optional() }).parse({ before: '42' }) // { before: 42 }
+ */
+export const cursorSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,15}$/, 'must be the nextCursor of a previous page')
+  .transform(Number);
+
 /** The flag every deletion needs. */
 export const confirmTrue = z.literal(true, { message: 'must be true to delete' }).describe('Must be true: the deletion cannot be undone');
 

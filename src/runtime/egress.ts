@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { parseEgressAllowEntry } from '../platform/egress-allow-list.js';
 
 /** Limits of one outbound request made by hook code. */
 export interface EgressLimits {
@@ -77,16 +78,6 @@ const FORBIDDEN = RANGES.map(([network, prefix, family, label]) => {
  * @throws Error naming the entry when an allow-list entry is not a host, host:port, IP or CIDR
  * @example new EgressPolicy(['127.0.0.1/32', 'hooks.internal:8080'])
  */
-/** Why `entry` of TRELLIS_HOOK_EGRESS_ALLOW is not a host, host:port, IP address or CIDR range; undefined when it is one. */
-export function egressEntryProblem(entry: string): string | undefined {
-  try {
-    new EgressPolicy([entry]);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message.replace(/^TRELLIS_HOOK_EGRESS_ALLOW: /, '');
-  }
-}
-
 export class EgressPolicy {
   private readonly allowedNetworks = new BlockList();
   private readonly allowedHosts = new Set<string>();
@@ -111,25 +102,13 @@ export class EgressPolicy {
     return undefined;
   }
 
-  private add(entry: string): void {
-    if (entry === '') return;
-    const cidr = /^(.+)\/(\d{1,3})$/.exec(entry);
-    if (cidr) {
-      const family = isIP(cidr[1]!);
-      const prefix = Number(cidr[2]);
-      if (family === 0 || prefix > (family === 4 ? 32 : 128)) throw new Error(`TRELLIS_HOOK_EGRESS_ALLOW: '${entry}' is not a valid CIDR range`);
-      this.allowedNetworks.addSubnet(cidr[1]!, prefix, family === 4 ? 'ipv4' : 'ipv6');
-      return;
-    }
-    const family = isIP(entry);
-    if (family !== 0) {
-      this.allowedNetworks.addAddress(entry, family === 4 ? 'ipv4' : 'ipv6');
-      return;
-    }
-    if (!/^[a-z0-9.-]+(:\d{1,5})?$/.test(entry) && !/^\[[0-9a-f:.]+\]:\d{1,5}$/.test(entry)) {
-      throw new Error(`TRELLIS_HOOK_EGRESS_ALLOW: '${entry}' is not a host, host:port, IP address or CIDR range`);
-    }
-    this.allowedHosts.add(entry);
+  private add(text: string): void {
+    if (text === '') return;
+    const { entry, problem } = parseEgressAllowEntry(text);
+    if (problem !== undefined) throw new Error(`TRELLIS_HOOK_EGRESS_ALLOW: ${problem}`);
+    if (entry.kind === 'network') this.allowedNetworks.addSubnet(entry.network, entry.prefix, entry.family);
+    else if (entry.kind === 'address') this.allowedNetworks.addAddress(entry.address, entry.family);
+    else this.allowedHosts.add(entry.host);
   }
 }
 

@@ -1,6 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAIL_MAX_ATTEMPTS } from '../../src/platform/mail.js';
 import { OWNER } from '../helpers/env.js';
@@ -333,5 +333,20 @@ describe('trellis serve --help', () => {
     expect(documented.length).toBeGreaterThan(20);
     expect(listed.map(({ name, defaultValue }) => ({ name: name!, defaultValue })).sort(byName)).toEqual(documented);
     for (const setting of listed) expect(setting.meaning!.length).toBeGreaterThan(10);
+  });
+
+  it('refuses bad settings with one message naming each, without a stack, before touching the data folder', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'trellis-badenv-')), 'data');
+    try {
+      const run = await runTrellis(['serve'], { TRELLIS_DATA_DIR: dataDir, PORT: 'abc', TRELLIS_HOOK_WORKERS: '0', TRELLIS_SMTP_URL: 'http://mail' });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('Invalid environment:\n  PORT: must be a whole number from 0 to 65535\n');
+      expect(run.stderr).toContain('  TRELLIS_HOOK_WORKERS: must be a whole number from 1 to 256\n');
+      expect(run.stderr).toContain('  TRELLIS_SMTP_URL: must be a smtp:// or smtps:// URL with a host, not http://');
+      expect(run.stderr).not.toMatch(/^\s+at /m);
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      rmSync(dirname(dataDir), { recursive: true, force: true });
+    }
   });
 });

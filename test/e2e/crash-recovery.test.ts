@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_ENV } from '../helpers/env.js';
+import { verifyPGliteIntegrity } from '../helpers/integrity.js';
 import { MCP_ACCEPT } from '../helpers/mcp.js';
 import { spawnServer, type SpawnedServer } from '../helpers/process.js';
 import { freshDataEnv, gqlData, graphqlClient, login } from '../helpers/server.js';
@@ -8,7 +9,8 @@ import { freshDataEnv, gqlData, graphqlClient, login } from '../helpers/server.j
  * kill -9 of the server during a loop of MCP feature writes and record writes, then a restart on
  * the same data (the embedded folder, or the PostgreSQL database in the PostgreSQL suite): every
  * acknowledged write is there, nothing is half-written, and each MCP write has exactly one audit
- * entry (and no audit entry claims a write that is not there).
+ * entry (and no audit entry claims a write that is not there). On the embedded database, amcheck
+ * then finds every index and table sound.
  */
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
@@ -25,7 +27,8 @@ function mcpCall(url: string, apiKey: string, id: number, name: string, args: Re
 
 describe('kill -9 during writes', () => {
   it('keeps every acknowledged write, half of none, and one audit entry per MCP write', { timeout: 120_000 }, async () => {
-    const env = { ...TEST_ENV, ...(await freshDataEnv(cleanups, 'trellis-crash-')), TRELLIS_LOG_LEVEL: 'error', TRELLIS_MCP_RATE_LIMIT: '100000' };
+    const data = await freshDataEnv(cleanups, 'trellis-crash-');
+    const env = { ...TEST_ENV, ...data, TRELLIS_LOG_LEVEL: 'error', TRELLIS_MCP_RATE_LIMIT: '100000' };
     let server: SpawnedServer = await spawnServer(env, 60_000);
     cleanups.push(() => void server.child.kill('SIGKILL'));
     const owner = graphqlClient(server.url, await login(server.url));
@@ -107,6 +110,10 @@ describe('kill -9 during writes', () => {
       `kill -9 after 2.5 s: ${acknowledged.features.size} acknowledged MCP feature writes (${stored.size} stored), ${acknowledged.events.size} acknowledged record creates (${seqs.size} stored), counter at ${acknowledged.counter} acknowledged / ${counted} stored`,
     );
     await server.stop();
+    if (data.TRELLIS_DATA_DIR === undefined) return;
+    const integrity = await verifyPGliteIntegrity(data.TRELLIS_DATA_DIR);
+    expect(integrity.problems).toEqual([]);
+    console.log(`amcheck after kill -9 and restart: ${integrity.indexes.length} btree indexes and ${integrity.tables.length} tables sound`);
   });
 });
 

@@ -5,12 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { DISK_RESERVE_BYTES } from '../../src/platform/db/disk-reserve.js';
+import { DISK_RESERVE_BYTES, freeBytesOf } from '../../src/platform/db/disk-reserve.js';
 import { OWNER, TEST_ENV } from '../helpers/env.js';
+import { verifyPGliteIntegrity } from '../helpers/integrity.js';
 import { MCP_ACCEPT } from '../helpers/mcp.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
 import { spawnServer, type SpawnedServer } from '../helpers/process.js';
-import { gqlData, graphqlClient, login, postJson, usingPostgres } from '../helpers/server.js';
+import { gqlData, graphqlClient, login, postJson, startTestServer, usingPostgres } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 /**
@@ -411,7 +412,8 @@ describe.runIf(!usingPostgres)('the disk of the embedded data folder full', () =
     const mcpAgain = await mcpCall(server.url, apiKey, 2, 'create_feature', { name: 'Again', customCode: FEATURE_CODE('again') });
     expect(JSON.parse(await mcpAgain.text()).result.isError).toBeUndefined();
 
-    // Nothing lost or corrupted: the folder reopens and holds exactly what was acknowledged.
+    // Nothing lost or corrupted: the folder reopens and holds exactly what was acknowledged, and
+    // PostgreSQL's amcheck finds every index and table sound.
     expect(await server.stop()).toBe(0);
     server = await spawnServer(env, 60_000);
     const reopened = graphqlClient(server.url, await login(server.url));
@@ -419,12 +421,26 @@ describe.runIf(!usingPostgres)('the disk of the embedded data folder full', () =
     const features = (await gqlData(reopened, '{ features { name } }')).features.map((feature: { name: string }) => feature.name);
     expect(features).toContain('Again');
     expect(features).not.toContain('Full');
+    expect(await server.stop()).toBe(0);
+    const integrity = await verifyPGliteIntegrity(dataDir);
+    expect(integrity.problems).toEqual([]);
+    expect(integrity.tables.filter((table) => table.startsWith('public.data_notes_'))).toHaveLength(1);
     console.log(
       `disk full: ${untilReserve.length - 1} writes of 800 kB accepted from ${DISK_RESERVE_BYTES / 2 ** 20 + 8} MB free down to the reserve, then 507; ` +
         `${refused.length} concurrent writes, an update, a sign-in and an MCP write refused with 507 once full; reads answered, also after a restart on the full disk; ` +
-        `writes succeeding again ${recoveredMs} ms after the filler was removed; ${acknowledged.size} records intact after a restart`,
+        `writes succeeding again ${recoveredMs} ms after the filler was removed; ${acknowledged.size} records intact after a restart; ` +
+        `amcheck: ${integrity.indexes.length} btree indexes and ${integrity.tables.length} tables sound`,
     );
-    expect(await server.stop()).toBe(0);
+  });
+
+  it('refuses writes while less than TRELLIS_DISK_RESERVE_MB is free, and still starts and reads', async ({ skip }) => {
+    const reserveMb = Math.ceil(freeBytesOf(tmpdir())() / 2 ** 20) + 1024;
+    if (reserveMb > 1024 * 1024) return skip('the disk of the temporary folder has more than the largest reserve free');
+    const server = await startTestServer({ TRELLIS_DISK_RESERVE_MB: String(reserveMb) });
+    cleanups.push(() => server.close());
+    const signIn = await postJson(`${server.url}/api/auth/login`, OWNER);
+    expectDiskFull(signIn.status, JSON.stringify(signIn.body));
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   });
 });
 

@@ -38,6 +38,12 @@ describe('hookRuns (the run log through builder GraphQL)', () => {
     expect(second.nextCursor).toBeNull();
   });
 
+  it.each([['abc'], ['0'], ['007']])('refuses the cursor %s, which no page returns, with BAD_INPUT naming before', async (before) => {
+    const bad = await ownerGql(RUNS, { before });
+    expect(bad.body.errors[0].extensions).toMatchObject({ code: 'BAD_INPUT', status: 400 });
+    expect(bad.body.errors[0].message).toBe('before: must be the nextCursor of a previous page');
+  });
+
   it('refuses a bad limit naming the field, and refuses callers without a session', async () => {
     const bad = await ownerGql(RUNS, { limit: 0 });
     expect(bad.body.errors[0].message).toContain('limit');

@@ -1,5 +1,6 @@
+import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_ENV } from '../helpers/env.js';
+import { OWNER, TEST_ENV } from '../helpers/env.js';
 import { connectMcp, createUserKey } from '../helpers/mcp.js';
 import { spawnServer, type SpawnedServer } from '../helpers/process.js';
 import { waitFor } from '../helpers/wait.js';
@@ -11,6 +12,31 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 function sample(text: string, series: string): number | undefined {
   const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+/** The value of one series on the server's `/metrics`, or undefined when it is not there. */
+async function scrapedSample(url: string, series: string): Promise<number | undefined> {
+  return sample(await (await fetch(`${url}/metrics`)).text(), series);
+}
+
+/** A real SMTP server on loopback that refuses every recipient with 550 and records whom it refused. */
+async function startRefusingSmtp(): Promise<{ url: string; refused: string[]; close(): Promise<void> }> {
+  const refused: string[] = [];
+  const smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    closeTimeout: 100,
+    onRcptTo(address, _session, callback) {
+      refused.push(address.address);
+      callback(Object.assign(new Error('No such mailbox'), { responseCode: 550 }));
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    smtp.server.once('error', reject);
+    smtp.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = smtp.server.address() as { port: number };
+  return { url: `smtp://127.0.0.1:${port}`, refused, close: () => new Promise<void>((resolve) => smtp.close(() => resolve())) };
 }
 
 describe('request ids, metrics and their protection', () => {
@@ -111,6 +137,32 @@ describe('request ids, metrics and their protection', () => {
       expect(answer.status).toBe(403);
       expect((await answer.json()).error).toEqual({ code: 'FORBIDDEN', message: expect.stringContaining('set TRELLIS_METRICS_TOKEN') });
     }
+  });
+});
+
+describe('e-mail delivery failures on /metrics', () => {
+  const FAILURES = 'trellis_mail_delivery_failures_total';
+  let smtp: Awaited<ReturnType<typeof startRefusingSmtp>>;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    smtp = await startRefusingSmtp();
+    server = await startTestServer({ TRELLIS_SMTP_URL: smtp.url, TRELLIS_MAIL_RETRY_BASE_MS: '100' });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await smtp?.close();
+  });
+
+  it('counts an e-mail the SMTP server refuses with a permanent error in trellis_mail_delivery_failures_total', async () => {
+    // Exported from the start, so that a rate() over it sees the first failure.
+    expect(await scrapedSample(server.url, FAILURES)).toBe(0);
+    const owner = graphqlClient(server.url, await login(server.url));
+    // Creating a hook queues an e-mail to the owner, which the receiver refuses.
+    await gqlData(owner, 'mutation($c: String!) { createHook(name: "mailed", type: "webHook", content: $c) { _id } }', { c: 'async function (body) { return body; }' });
+    const failures = await waitFor('a counted delivery failure', () => scrapedSample(server.url, FAILURES));
+    expect(failures).toBeGreaterThanOrEqual(1);
+    expect(smtp.refused).toContain(OWNER.email);
   });
 });
 

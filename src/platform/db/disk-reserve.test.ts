@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TrellisError } from '../errors.js';
-import { DISK_RESERVE_BYTES, diskReserveCheck } from './disk-reserve.js';
+import { DISK_RESERVE_BYTES, MIN_DISK_RESERVE_MB, diskReserveCheck } from './disk-reserve.js';
 
 const MB = 1024 * 1024;
 
@@ -48,6 +48,12 @@ describe('diskReserveCheck', () => {
   it('lets writes through while the reserve is free', () => {
     const check = diskReserveCheck(() => DISK_RESERVE_BYTES);
     for (const sql of WRITES) expect(() => check(sql)).not.toThrow();
+  });
+
+  it.each([MIN_DISK_RESERVE_MB, 64, 1024])('holds a reserve of %i MB instead of the default: refuses a write just under it, lets it through at it', (reserveMb) => {
+    const reserveBytes = reserveMb * MB;
+    expect(() => diskReserveCheck(() => reserveBytes - 1, reserveBytes)(WRITES[0]!)).toThrow(expect.objectContaining({ code: 'INSUFFICIENT_STORAGE' }));
+    expect(() => diskReserveCheck(() => reserveBytes, reserveBytes)(WRITES[0]!)).not.toThrow();
   });
 
   it('reads the free space at most every 100 ms, and writes again once space is freed', () => {

@@ -1,12 +1,11 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { diskReserveCheck, freeBytesOf } from './disk-reserve.js';
+import { DISK_RESERVE_MB, diskReserveCheck, freeBytesOf } from './disk-reserve.js';
 import { NotificationListener } from './listener.js';
 import { migrateToLatest } from './migrations.js';
 import { PGliteDialect } from './pglite-dialect.js';
+import { createPGliteFolder } from './pglite-template.js';
 import type { Database } from './types.js';
 
 export type { Database } from './types.js';
@@ -40,11 +39,13 @@ export interface DatabaseHandle {
 export interface OpenOptions {
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Embedded database only: free space kept on its disk, writes refused below it (default DISK_RESERVE_MB, 32). */
+  diskReserveMb?: number;
 }
 
 /** Opens the database and brings its schema up to date. */
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
-  const handle = options.databaseUrl ? await openPostgres(options.databaseUrl) : await openPGlite(options.dataDir);
+  const handle = options.databaseUrl ? await openPostgres(options.databaseUrl) : await openPGlite(options.dataDir, options.diskReserveMb ?? DISK_RESERVE_MB);
   try {
     await migrateToLatest(handle.db as Kysely<unknown>);
   } catch (error) {
@@ -75,29 +76,13 @@ export async function loadPGliteDataDir(dataDir: string, tarball: Uint8Array): P
   await pglite.close();
 }
 
-/**
- * Creates the embedded database of a new folder in a short-lived child process. PGlite's initdb
- * grows the WebAssembly memory to several hundred MB and WebAssembly memory never shrinks: done in
- * this process, the first start of a server would idle at three times the memory of every restart.
- */
-async function initPGliteFolder(folder: string): Promise<void> {
-  const module = createRequire(import.meta.url).resolve('@electric-sql/pglite');
-  const script = `const { PGlite } = await import(process.argv[1]); const db = await PGlite.create(process.argv[2], { postgresqlconf: JSON.parse(process.argv[3]) }); await db.close();`;
-  await new Promise<void>((resolve, reject) => {
-    execFile(process.execPath, ['--input-type=module', '-e', script, module, folder, JSON.stringify(PGLITE_CONF)], { maxBuffer: 1024 * 1024 }, (error, _stdout, stderr) => {
-      if (error) reject(new Error(`Could not create the embedded database in ${folder}: ${stderr.trim().split('\n').slice(-3).join(' ') || error.message}`));
-      else resolve();
-    });
-  });
-}
-
-async function openPGlite(dataDir: string): Promise<DatabaseHandle> {
+async function openPGlite(dataDir: string, diskReserveMb: number): Promise<DatabaseHandle> {
   const folder = pgliteFolder(dataDir);
   mkdirSync(folder, { recursive: true });
-  if (!existsSync(join(folder, 'PG_VERSION'))) await initPGliteFolder(folder);
+  if (!existsSync(join(folder, 'PG_VERSION'))) await createPGliteFolder(folder, PGLITE_CONF);
   const { PGlite } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create(folder, { postgresqlconf: PGLITE_CONF });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, { beforeQuery: diskReserveCheck(freeBytesOf(folder)) }) });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, { beforeQuery: diskReserveCheck(freeBytesOf(folder), diskReserveMb * 1024 * 1024) }) });
   return {
     db,
     kind: 'pglite',

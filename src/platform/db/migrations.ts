@@ -4,7 +4,7 @@ import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } fr
  * Migrations in the order they run. Never edit one that has shipped: add the next. Kysely's
  * Migrator takes a PostgreSQL advisory lock, so replicas starting at once run each one once.
  */
-const MIGRATIONS: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   '0001_configuration_model': {
     async up(db) {
       await runStatements(

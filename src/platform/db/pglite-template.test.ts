@@ -1,0 +1,59 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from './migrations.js';
+import { createPGliteFolder } from './pglite-template.js';
+
+const CONF = ['shared_buffers = 16MB', 'wal_buffers = 1MB'];
+const root = mkdtempSync(join(tmpdir(), 'trellis-template-test-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** The migrations recorded in the database of `folder`, opened as the server opens it. */
+async function migrationsOf(folder: string): Promise<string[]> {
+  const pglite = await PGlite.create(folder, { postgresqlconf: CONF });
+  try {
+    const { rows } = await pglite.query<{ name: string }>('select name from trellis_migrations order by name');
+    return rows.map((row) => row.name);
+  } finally {
+    await pglite.close();
+  }
+}
+
+describe.skipIf(process.env.TRELLIS_TEST_DATABASE === 'postgres')('createPGliteFolder', () => {
+  const cache = join(root, 'cache');
+
+  it('makes one migrated template for concurrent first starts, copies it into each folder and prunes templates of earlier builds', async () => {
+    mkdirSync(cache, { recursive: true });
+    const hourAgo = new Date(Date.now() - 2 * 3_600_000);
+    for (const name of ['pglite-0.0.1-earlier', 'pglite-0.0.2-recent']) mkdirSync(join(cache, name));
+    utimesSync(join(cache, 'pglite-0.0.1-earlier'), hourAgo, hourAgo);
+
+    const folders = [1, 2].map((n) => join(root, `data-${n}`, 'pgdata'));
+    await Promise.all(folders.map((folder) => createPGliteFolder(folder, CONF, cache)));
+
+    const templates = readdirSync(cache).filter((name) => name !== 'pglite-0.0.2-recent');
+    expect(templates).toHaveLength(1);
+    expect(templates[0]).toMatch(/^pglite-\d+\.\d+\.\d+-[0-9a-f]{16}$/);
+    expect(existsSync(join(cache, 'pglite-0.0.2-recent'))).toBe(true);
+    for (const folder of folders) expect(await migrationsOf(folder)).toEqual(Object.keys(MIGRATIONS).sort());
+  });
+
+  it('makes anew a folder holding the remains of a creation cut short (files but no PG_VERSION)', async () => {
+    const folder = join(root, 'cut-short', 'pgdata');
+    mkdirSync(join(folder, 'base'), { recursive: true });
+    writeFileSync(join(folder, 'postgresql.conf'), 'half written');
+    await createPGliteFolder(folder, CONF, cache);
+    expect(existsSync(join(folder, 'PG_VERSION'))).toBe(true);
+    expect(await migrationsOf(folder)).toEqual(Object.keys(MIGRATIONS).sort());
+  });
+
+  it('makes the database directly when the cache cannot be written', async () => {
+    const blocked = join(root, 'not-a-folder');
+    writeFileSync(blocked, '');
+    const folder = join(root, 'uncached', 'pgdata');
+    await createPGliteFolder(folder, CONF, join(blocked, 'cache'));
+    expect(await migrationsOf(folder)).toEqual(Object.keys(MIGRATIONS).sort());
+  });
+});
