@@ -112,7 +112,7 @@ const envSchema = z.object({
     .describe("Memory limit of one hook run; the engine's whole heap in the run's worker is capped at this plus 16 MB"),
   TRELLIS_HOOK_WORKERS: wholeNumber(1, 256)
     .default(8)
-    .describe('Worker threads running hook code (started on demand and kept); a run that waits for one longer than twice TRELLIS_HOOK_TIMEOUT_MS fails as timeout'),
+    .describe('Worker threads running hook code (started on demand; after a minute without a run all but one stop); a run that waits for one longer than twice TRELLIS_HOOK_TIMEOUT_MS fails as timeout'),
   TRELLIS_METRICS_TOKEN: z
     .string()
     .min(16, 'TRELLIS_METRICS_TOKEN must be at least 16 characters')

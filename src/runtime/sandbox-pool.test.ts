@@ -175,6 +175,35 @@ describe('runs queued in a busy worker', () => {
 });
 
 describe('runs held up behind others', () => {
+  it('stops the workers a burst started once they ran nothing for idleStopMs, all but the last, which still runs', async () => {
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 3, idleStopMs: 300 });
+    const hold: IsolatedGlobals = { values: { instance: null }, host: { wait: () => new Promise((resolve) => setTimeout(resolve, 500)) } };
+    // Three runs that await the host each need a worker of their own.
+    await Promise.all(Array.from({ length: 3 }, () => pool.run('async () => await wait()', hold)));
+    expect(pool.stats().workersStarted).toBeGreaterThanOrEqual(2);
+    await vi.waitFor(() => expect(pool.stats()).toMatchObject({ alive: 1 }), { timeout: 10_000, interval: 50 });
+    const { workersStarted, workersStopped } = pool.stats();
+    expect(workersStopped).toBe(workersStarted - 1);
+    // The one kept answers at once, without a new start.
+    expect(valueOf((await pool.run('async (instance) => instance + 1', { values: { instance: 41 }, host: {} })).outcome)).toBe(42);
+    expect(pool.stats()).toMatchObject({ workersStarted, alive: 1 });
+    pool.close();
+  });
+
+  it('keeps a worker that runs now and then although each look finds it idle', async () => {
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 2, idleStopMs: 400 });
+    const hold: IsolatedGlobals = { values: { instance: null }, host: { wait: () => new Promise((resolve) => setTimeout(resolve, 300)) } };
+    await Promise.all(Array.from({ length: 2 }, () => pool.run('async () => await wait()', hold)));
+    const started = pool.stats().workersStarted;
+    // A quick run every 100 ms for 1.2 s: the busy worker is never idle for 400 ms, the other one is.
+    for (let i = 0; i < 12; i++) {
+      valueOf((await pool.run('async (instance) => instance', { values: { instance: i }, host: {} })).outcome);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(pool.stats()).toMatchObject({ alive: 1, workersStarted: started });
+    pool.close();
+  });
+
   it('takes runs queued behind a long run back and gives them to other workers', async () => {
     const pool = new SandboxPool(LIMITS, { ...DEFAULT_WORKERS, maxWorkers: 4 });
     await pool.warm();

@@ -35,9 +35,18 @@ export interface SandboxPoolOptions {
   maxCompiledPerSlot: number;
   /** How long a run may wait for a worker before it fails without starting; default twice the wall-clock limit. */
   maxWaitMs?: number;
+  /** How long a worker beyond the last one may run nothing before it is stopped; default IDLE_STOP_MS. */
+  idleStopMs?: number;
 }
 
 export const DEFAULT_WORKERS: SandboxPoolOptions = { maxWorkers: 8, maxRunsPerSlot: 10_000, maxCompiledPerSlot: 64 };
+
+/**
+ * A worker that ran nothing for this long is stopped, all but the last one: the pool grows for a
+ * burst and gives its memory back after it (each worker holds its own V8 heap and engine memory,
+ * 10 to 20 MB idle). The last one stays, so a run after a quiet spell finds a worker ready.
+ */
+export const IDLE_STOP_MS = 60_000;
 
 /** Time the engine gets past a limit to stop the run itself before its thread is terminated. */
 export const WATCHDOG_GRACE_MS = 100;
@@ -87,6 +96,8 @@ interface SandboxWorker {
   nextSeq: number;
   /** Set while runs are queued behind its running run: see `watchQueue`. */
   withdrawTimer: NodeJS.Timeout | undefined;
+  /** performance.now() when it was last given a run or ended one: see `stopIdle`. */
+  lastActive: number;
   ready: boolean;
   runs: PendingRun[];
   compiles: number;
@@ -132,6 +143,7 @@ export class SandboxPool {
   private closed = false;
   private warming: Promise<void> | undefined;
   private watchdog: NodeJS.Timeout | undefined;
+  private idleCheck: NodeJS.Timeout | undefined;
   private readonly counters = { workersStarted: 0, workersStopped: 0, compiles: 0 };
 
   constructor(
@@ -187,6 +199,7 @@ export class SandboxPool {
   /** Terminates the idle workers and fails the runs no worker has taken; runs in workers end, then their workers. */
   close(): void {
     this.closed = true;
+    clearInterval(this.idleCheck);
     for (const run of this.waiting.splice(0)) run.resolve(RUNTIME_FAILED);
     for (const worker of this.workers) if (worker.runs.length === 0) this.stop(worker);
   }
@@ -315,7 +328,7 @@ export class SandboxPool {
     // The thread's own V8 heap holds only copies of the values and host-call arguments of its runs.
     const thread = new Worker(workerScript(), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 } });
     thread.unref();
-    const worker: SandboxWorker = { thread, meter: new Float64Array(meter), runStates: new Int32Array(runStates), nextSeq: 0, withdrawTimer: undefined, ready: false, runs: [], compiles: 0, exhausted: false, gone: false };
+    const worker: SandboxWorker = { thread, meter: new Float64Array(meter), runStates: new Int32Array(runStates), nextSeq: 0, withdrawTimer: undefined, lastActive: performance.now(), ready: false, runs: [], compiles: 0, exhausted: false, gone: false };
     this.counters.workersStarted += 1;
     this.workers.add(worker);
     return new Promise((resolve, reject) => {
@@ -338,11 +351,23 @@ export class SandboxPool {
     if (worker.gone) return;
     worker.ready = true;
     if (this.closed) return this.stop(worker);
+    const idleStopMs = this.options.idleStopMs ?? IDLE_STOP_MS;
+    this.idleCheck ??= setInterval(() => this.stopIdle(idleStopMs), Math.max(10, idleStopMs / 4)).unref();
     this.dispatch();
+  }
+
+  /** Stops the workers idle for `idleStopMs` or more, all but the one that ran last. */
+  private stopIdle(idleStopMs: number): void {
+    const now = performance.now();
+    const idle = [...this.workers].filter((worker) => worker.ready && worker.runs.length === 0 && now - worker.lastActive >= idleStopMs);
+    if (idle.length === 0) return;
+    if (idle.length === this.workers.size) idle.splice(idle.indexOf(idle.reduce((last, worker) => (worker.lastActive > last.lastActive ? worker : last))), 1);
+    for (const worker of idle) this.stop(worker);
   }
 
   private send(worker: SandboxWorker, run: PendingRun): void {
     run.seq = worker.nextSeq++;
+    worker.lastActive = performance.now();
     Atomics.store(worker.runStates, run.seq % RUN_SLOTS, QUEUED);
     worker.runs.push(run);
     if (worker.runs.length === 1) run.started = performance.now();
@@ -364,6 +389,7 @@ export class SandboxPool {
   private finishFirst(worker: SandboxWorker, result: IsolatedOutcome): void {
     const run = worker.runs.shift();
     if (!run) return;
+    worker.lastActive = performance.now();
     run.abort?.abort();
     const next = worker.runs[0];
     if (next) {
