@@ -1,7 +1,7 @@
 // `npm run bench [name]`: runs the benchmarks (or the one named) and prints one line each:
 // `name: ratio (ours N/s vs baseline M/s, p99 X ms)`, ratio = ours / baseline.
-// A benchmark is `{ name, target, p99TargetMs?, run() }`; run() resolves with `{ ours, baseline }`
-// (results of measure()) or with `{ line }` for a result that is not a ratio.
+// A benchmark is `{ name, target, p99TargetMs?, run() }`; run() resolves with `{ ours, baseline, also? }`
+// (results of measure(); `also` is a figure printed after the verdict) or with `{ line }` for a result that is not a ratio.
 import { appPage } from './app-page.mjs';
 import { cleanup } from './lib/processes.mjs';
 import { mcpRead, mcpVsSdk } from './mcp.mjs';
@@ -58,5 +58,6 @@ function describe(benchmark, result) {
   }
   let verdict = benchmark.target !== undefined && Number(ratio) < benchmark.target ? `; below target ${benchmark.target}` : '';
   if (benchmark.p99TargetMs !== undefined && ours.p99Ms >= benchmark.p99TargetMs) verdict += `; p99 not under ${benchmark.p99TargetMs} ms`;
+  if (result.also) verdict += `; ${result.also}`;
   return `${ratio} (${parts.join(', ')})${verdict}`;
 }
