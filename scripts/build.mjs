@@ -49,7 +49,9 @@ export async function buildIfNeeded({ force = false } = {}) {
   // Chunks first (their names are their hashes, so an old main.js keeps its own), then the worker:
   // a process importing the new main.js may start workers at once.
   mkdirSync(join(root, 'dist', 'chunks'), { recursive: true });
-  for (const file of readdirSync(join(staging, 'chunks'))) renameSync(join(staging, 'chunks', file), join(root, 'dist', 'chunks', file));
+  const written = new Set(readdirSync(join(staging, 'chunks')));
+  for (const file of written) renameSync(join(staging, 'chunks', file), join(root, 'dist', 'chunks', file));
+  pruneChunks(written);
   for (const name of Object.keys(entries).reverse()) {
     renameSync(join(staging, `${name}.js.map`), join(root, 'dist', `${name}.js.map`));
     renameSync(join(staging, `${name}.js`), join(root, 'dist', `${name}.js`));
@@ -57,4 +59,23 @@ export async function buildIfNeeded({ force = false } = {}) {
   rmSync(staging, { recursive: true, force: true });
   await buildWeb();
   return true;
+}
+
+/** How long the chunks of an earlier build are kept for processes started from it (they import some lazily). */
+const OLD_CHUNKS_KEPT_MS = 24 * 3600 * 1000;
+
+/** Removes the chunks of earlier builds not written for a day: each build adds ~10 MB to dist/chunks. */
+function pruneChunks(built) {
+  const folder = join(root, 'dist', 'chunks');
+  for (const file of readdirSync(folder)) {
+    if (built.has(file)) continue;
+    const path = join(folder, file);
+    if (Date.now() - statSync(path).mtimeMs >= OLD_CHUNKS_KEPT_MS) rmSync(path, { force: true });
+  }
+}
+
+
+// `node scripts/build.mjs` (npm run build) builds; with --if-needed only when src is newer than dist.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await buildIfNeeded({ force: !process.argv.includes('--if-needed') });
 }
