@@ -1,4 +1,4 @@
-import { SMTPServer } from 'smtp-server';
+import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWNER, TEST_ENV } from '../helpers/env.js';
 import { connectMcp, createUserKey } from '../helpers/mcp.js';
@@ -17,26 +17,6 @@ function sample(text: string, series: string): number | undefined {
 /** The value of one series on the server's `/metrics`, or undefined when it is not there. */
 async function scrapedSample(url: string, series: string): Promise<number | undefined> {
   return sample(await (await fetch(`${url}/metrics`)).text(), series);
-}
-
-/** A real SMTP server on loopback that refuses every recipient with 550 and records whom it refused. */
-async function startRefusingSmtp(): Promise<{ url: string; refused: string[]; close(): Promise<void> }> {
-  const refused: string[] = [];
-  const smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    closeTimeout: 100,
-    onRcptTo(address, _session, callback) {
-      refused.push(address.address);
-      callback(Object.assign(new Error('No such mailbox'), { responseCode: 550 }));
-    },
-  });
-  await new Promise<void>((resolve, reject) => {
-    smtp.server.once('error', reject);
-    smtp.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = smtp.server.address() as { port: number };
-  return { url: `smtp://127.0.0.1:${port}`, refused, close: () => new Promise<void>((resolve) => smtp.close(() => resolve())) };
 }
 
 describe('request ids, metrics and their protection', () => {
@@ -142,11 +122,11 @@ describe('request ids, metrics and their protection', () => {
 
 describe('e-mail delivery failures on /metrics', () => {
   const FAILURES = 'trellis_mail_delivery_failures_total';
-  let smtp: Awaited<ReturnType<typeof startRefusingSmtp>>;
+  let smtp: SmtpReceiver;
   let server: TestServer;
 
   beforeAll(async () => {
-    smtp = await startRefusingSmtp();
+    smtp = await startSmtpReceiver({ refuseRecipients: true });
     server = await startTestServer({ TRELLIS_SMTP_URL: smtp.url, TRELLIS_MAIL_RETRY_BASE_MS: '100' });
   });
   afterAll(async () => {

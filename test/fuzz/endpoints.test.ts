@@ -17,6 +17,8 @@ import { checkKeeping } from './keep.js';
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
 const SEED = process.env.FUZZ_SEED === undefined ? (process.env.FUZZ_RUNS ? Date.now() : 20261125) : Number(process.env.FUZZ_SEED);
 const settings = { numRuns: RUNS, seed: SEED, endOnFailure: true } as const;
+// Printed so that a run of `npm run fuzz` can be told apart and replayed (FUZZ_SEED).
+console.info(`fuzz: ${RUNS} cases per property, seed ${SEED}`);
 
 /** Failing cases found by any run, replayed first on every run (see keep.ts); commit the file when it changes. */
 const KEPT = fileURLToPath(new URL('./kept-cases.json', import.meta.url));

@@ -11,16 +11,27 @@ export interface SmtpReceiver {
   /** `smtp://` URL of the receiver, for TRELLIS_SMTP_URL. */
   readonly url: string;
   readonly mails: ReceivedMail[];
+  /** With `refuseRecipients`: the addresses it refused. */
+  readonly refused: string[];
   close(): Promise<void>;
 }
 
-/** A real SMTP server on loopback, without authentication, that records every message it accepts. */
-export async function startSmtpReceiver(): Promise<SmtpReceiver> {
+/**
+ * A real SMTP server on loopback, without authentication, that records every message it accepts;
+ * with `refuseRecipients`, one that refuses every recipient with 550 and records whom it refused.
+ */
+export async function startSmtpReceiver({ refuseRecipients = false } = {}): Promise<SmtpReceiver> {
   const mails: ReceivedMail[] = [];
+  const refused: string[] = [];
   const smtp = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     closeTimeout: 100,
+    onRcptTo(address, _session, callback) {
+      if (!refuseRecipients) return callback();
+      refused.push(address.address);
+      callback(Object.assign(new Error('No such mailbox'), { responseCode: 550 }));
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -38,6 +49,7 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     mails,
+    refused,
     close: () => new Promise<void>((resolve) => smtp.close(() => resolve())),
   };
 }
