@@ -8,17 +8,19 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildIfNeeded } from '../scripts/build.mjs';
 import { startNode, tempFolder } from './lib/processes.mjs';
-import { OWNER_EMAIL, TRELLIS_BIN } from './lib/trellis.mjs';
+import { OWNER_EMAIL, POSTGRES_ADMIN_URL, TRELLIS_BIN, startTrellis } from './lib/trellis.mjs';
 
 const EXISTING_STARTS = 3;
 const PGLITE_ALONE_RUNS = 3;
 const IDLE_MS = 2_000;
 // Idle RSS: within 60 MB of PGlite alone, opened on the same folder in a bare Node process (measured in the same run).
-const TARGETS = { emptyS: 3, existingS: 1, rssOverPgliteMb: 60 };
+const TARGETS = { emptyS: 3, existingS: 1, rssOverPgliteMb: 60, postgresRssMb: 120 };
+const POSTGRES_STARTS = 3;
 
 /**
- * Prints `startup: empty 2.6 s, existing 0.7 s, idle RSS 210 MB (PGlite alone 160 MB, +50)` (existing: median of 3 starts;
- * RSS: the median of the four servers after 2 s idle, against the median of PGlite alone reopened 3 times on that folder).
+ * Prints `startup: empty 2.6 s, existing 0.7 s, idle RSS 210 MB (PGlite alone 160 MB, +50), on PostgreSQL 100 MB` (existing:
+ * median of 3 starts; RSS: the median of the four servers after 2 s idle, against the median of PGlite alone reopened 3 times
+ * on that folder; on PostgreSQL: the median of 3 servers, each on a new database of the local server).
  */
 export const startup = {
   name: 'startup',
@@ -47,12 +49,16 @@ export const startup = {
     for (let i = 0; i < PGLITE_ALONE_RUNS; i++) alone.push(await pgliteAloneMb(join(env.TRELLIS_DATA_DIR, 'pgdata')));
     const pgliteMb = median(alone);
     const overMb = rssMb - pgliteMb;
+    const onPostgres = [];
+    for (let i = 0; i < POSTGRES_STARTS; i++) onPostgres.push(await postgresIdleMb());
+    const postgresMb = median(onPostgres);
     const missed = [
       emptyS >= TARGETS.emptyS && `empty not under ${TARGETS.emptyS} s`,
       existingS >= TARGETS.existingS && `existing not under ${TARGETS.existingS} s`,
       overMb > TARGETS.rssOverPgliteMb && `idle RSS more than ${TARGETS.rssOverPgliteMb} MB over PGlite alone`,
+      postgresMb >= TARGETS.postgresRssMb && `idle RSS on PostgreSQL not under ${TARGETS.postgresRssMb} MB`,
     ].filter(Boolean);
-    const line = `empty ${emptyS.toFixed(1)} s, existing ${existingS.toFixed(2)} s, idle RSS ${Math.round(rssMb)} MB (PGlite alone ${Math.round(pgliteMb)} MB, ${overMb >= 0 ? '+' : ''}${Math.round(overMb)})`;
+    const line = `empty ${emptyS.toFixed(1)} s, existing ${existingS.toFixed(2)} s, idle RSS ${Math.round(rssMb)} MB (PGlite alone ${Math.round(pgliteMb)} MB, ${overMb >= 0 ? '+' : ''}${Math.round(overMb)}), on PostgreSQL ${Math.round(postgresMb)} MB`;
     return { line: missed.length ? `${line}; ${missed.join(', ')}` : line };
   },
 };
@@ -66,6 +72,18 @@ async function timedStart(env) {
     const seconds = (performance.now() - started) / 1000;
     await sleep(IDLE_MS);
     return { seconds, rssMb: residentMb(server.child.pid) };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The idle RSS of a server on a new database of the local PostgreSQL server, 2 s after /readyz. */
+async function postgresIdleMb() {
+  const server = await startTrellis({ postgresAdminUrl: POSTGRES_ADMIN_URL, env: { MALLOC_TRIM_THRESHOLD_: '131072' } });
+  try {
+    await readyz(server.url);
+    await sleep(IDLE_MS);
+    return residentMb(server.pid);
   } finally {
     await server.stop();
   }

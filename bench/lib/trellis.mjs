@@ -55,6 +55,7 @@ export async function startTrellis({ nodeArgs = [], env: extraEnv = {}, postgres
     env,
     mcpUrl: `${url}/api/mcp`,
     output: server.output,
+    pid: server.child.pid,
     stop: server.stop,
     /** Creates an MCP key for the owner through the CLI (`trellis key create --json`); resolves with the raw key. */
     async createMcpKey(scopes) {
