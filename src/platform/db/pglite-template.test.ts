@@ -49,10 +49,13 @@ describe.skipIf(process.env.TRELLIS_TEST_DATABASE === 'postgres')('createPGliteF
     expect(await migrationsOf(folder)).toEqual(Object.keys(MIGRATIONS).sort());
   });
 
-  it('makes the database directly when the cache cannot be written', async () => {
+  it('makes the database directly when the cache cannot be written, over the remains of a creation cut short', async () => {
     const blocked = join(root, 'not-a-folder');
     writeFileSync(blocked, '');
     const folder = join(root, 'uncached', 'pgdata');
+    // With the remains of a creation cut short, which initdb must not meet.
+    mkdirSync(join(folder, 'base', '1'), { recursive: true });
+    writeFileSync(join(folder, 'postgresql.conf'), 'half written');
     await createPGliteFolder(folder, CONF, join(blocked, 'cache'));
     expect(await migrationsOf(folder)).toEqual(Object.keys(MIGRATIONS).sort());
   });

@@ -28,10 +28,20 @@ export async function createPGliteFolder(folder: string, conf: readonly string[]
     if (!isUnwritable(error)) throw error;
   }
   mkdirSync(folder, { recursive: true });
-  if (!template) return makeDatabase(script, folder, conf);
-  const marker = join(template, MARKER);
-  cpSync(template, folder, { recursive: true, force: true, filter: (source) => source !== marker });
-  copyFileSync(marker, join(folder, MARKER));
+  if (template) {
+    const marker = join(template, MARKER);
+    try {
+      cpSync(template, folder, { recursive: true, force: true, filter: (source) => source !== marker });
+      copyFileSync(marker, join(folder, MARKER));
+      return;
+    } catch (error) {
+      // A template this user may not read (made by another one): the folder is made without it.
+      if (!isUnwritable(error)) throw error;
+    }
+  }
+  // What a creation cut short left (no PG_VERSION, so never a database) must not meet initdb.
+  for (const entry of readdirSync(folder)) rmSync(join(folder, entry), { recursive: true, force: true });
+  return makeDatabase(script, folder, conf);
 }
 
 /** The template folder for this build and `conf`, made first when missing. */
