@@ -235,6 +235,12 @@ async function report<R>(json: boolean | undefined, produce: () => Promise<R>, d
     console.log(json ? JSON.stringify(result, null, 2) : describe(result));
     return 0;
   } catch (error) {
+    if (error instanceof ConfigError) {
+      // The same answer as `serve` gives: the message naming each bad variable, exit 2.
+      if (json) console.log(JSON.stringify({ error: { code: 'BAD_CONFIGURATION', message: error.message } }));
+      else console.error(error.message);
+      return 2;
+    }
     const message = error instanceof TrellisError || error instanceof RemoteError ? error.message : String((error as Error).message ?? error);
     if (json) console.log(JSON.stringify({ error: { code: (error as { code?: string }).code ?? 'ERROR', message } }));
     else console.error(`Error: ${message}`);

@@ -345,6 +345,12 @@ describe('trellis serve --help', () => {
       expect(run.stderr).toContain('  TRELLIS_SMTP_URL: must be a smtp:// or smtps:// URL with a host, not http://');
       expect(run.stderr).not.toMatch(/^\s+at /m);
       expect(existsSync(dataDir)).toBe(false);
+      // Every other command answers the same way, as text or as JSON.
+      const list = await runTrellis(['user', 'list'], { TRELLIS_DATA_DIR: dataDir, TRELLIS_DISK_RESERVE_MB: '2' });
+      expect(list).toMatchObject({ code: 2, stderr: 'Invalid environment:\n  TRELLIS_DISK_RESERVE_MB: must be a whole number from 16 to 1048576\n' });
+      const json = await runTrellis(['key', 'list', '--json'], { TRELLIS_DATA_DIR: dataDir, PORT: '-1' });
+      expect(json.code).toBe(2);
+      expect(JSON.parse(json.stdout)).toEqual({ error: { code: 'BAD_CONFIGURATION', message: 'Invalid environment:\n  PORT: must be a whole number from 0 to 65535' } });
     } finally {
       rmSync(dirname(dataDir), { recursive: true, force: true });
     }
