@@ -119,3 +119,24 @@ describe('what a run printed is readable only by those who may write hooks', () 
     expect(run.error).toBe('cannot resolve [redacted].invalid');
   });
 });
+
+describe('runs of a deleted hook', () => {
+  it('stay in the log under the hook name, unlinked from the hook (a webhook and a save hook)', async () => {
+    const hookOf = async (name: string, content: string, extra = '') =>
+      (await gqlData(ownerGql, `mutation($c: String!) { createHook(name: "${name}", content: $c${extra}) { _id } }`, { c: content })).createHook._id as string;
+    const webhookId = await hookOf('gone-webhook', 'async function (instance) { return 1; }', ', type: "webHook"');
+    await postJson(`${server.url}/api/webhook/gone-webhook`, { n: 1 });
+    const table = (await gqlData(ownerGql, 'mutation { createTable(name: "GoneNotes", fields: [{ name: "note", type: "text" }]) { _id } }')).createTable._id as string;
+    const saveHookId = await hookOf('gone-save', 'async function (instance) { return instance; }', `, type: "beforeSave", tableId: "${table}"`);
+    await gqlData(ownerGql, 'mutation { createGoneNotes(data: { note: "one" }) { _id } }');
+    await server.server.services.hookRuntime.flushRunLog();
+    for (const id of [webhookId, saveHookId]) expect((await gqlData(ownerGql, RUNS, { hookId: id })).hookRuns.items).toHaveLength(1);
+
+    for (const id of [webhookId, saveHookId]) await gqlData(ownerGql, `mutation { deleteHook(_id: "${id}", confirm: true) }`);
+    const names = new Map<string, { hookId: string | null }>();
+    for (const run of (await gqlData(ownerGql, RUNS, { limit: 100 })).hookRuns.items) names.set(run.hookName, run);
+    expect(names.get('gone-webhook')).toMatchObject({ hookId: null, outcome: 'ok' });
+    expect(names.get('gone-save')).toMatchObject({ hookId: null, outcome: 'ok' });
+    for (const id of [webhookId, saveHookId]) expect((await gqlData(ownerGql, RUNS, { hookId: id })).hookRuns.items).toEqual([]);
+  });
+});
