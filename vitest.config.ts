@@ -13,6 +13,7 @@ const MODE_INDEPENDENT = [
   'test/e2e/app-page.test.ts',
   'test/e2e/web-size.test.ts',
   'test/fuzz/keep.test.ts',
+  'src/layering.test.ts',
 ];
 
 export default defineConfig({

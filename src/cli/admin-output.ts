@@ -1,7 +1,7 @@
 import type { User } from '../access/service.js';
 import type { IntegrationKey } from '../integrations/service.js';
 import type { BackupManifest } from '../platform/backup.js';
-import type { OutboxPage } from '../platform/mail-outbox.js';
+import type { OutboxPage } from '../application/mail-outbox.js';
 import type { RestoredBackup, WrittenBackup } from './backup.js';
 import type { ListedMcpApiKey } from './commands.js';
 

@@ -5,7 +5,7 @@ import { mcpAuditOutcomeSchema, type McpAuditOutcome } from '../audit/schema.js'
 import { expiresInDaysSchema } from '../keys/schema.js';
 import type { McpApiKey } from '../keys/service.js';
 import { badInput } from '../platform/errors.js';
-import { listMailOutbox, MAIL_STATES, type MailState } from '../platform/mail-outbox.js';
+import { listMailOutbox, MAIL_STATES, type MailState } from '../application/mail-outbox.js';
 import { parseInput } from '../platform/validation.js';
 import type { Services } from '../services.js';
 

@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError, describeSettings, loadConfig, type Config } from '../config.js';
 import type { CreatedIntegrationKey } from '../integrations/service.js';
 import type { CreatedMcpApiKey } from '../keys/service.js';
-import { MAIL_STATES } from '../platform/mail-outbox.js';
+import { MAIL_STATES } from '../application/mail-outbox.js';
 import { readLiveLock } from '../platform/data-dir.js';
 import { TrellisError } from '../platform/errors.js';
 import { trellisVersion } from '../platform/version.js';

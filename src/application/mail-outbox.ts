@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { requireAdmin, type Principal } from '../access/permissions.js';
-import type { PlatformContext } from './context.js';
-import type { Row } from './db/types.js';
-import { MAIL_MAX_ATTEMPTS } from './mail.js';
-import { cursorSchema, parseInput } from './validation.js';
+import type { PlatformContext } from '../platform/context.js';
+import type { Row } from '../platform/db/types.js';
+import { MAIL_MAX_ATTEMPTS } from '../platform/mail.js';
+import { cursorSchema, parseInput } from '../platform/validation.js';
 
 /**
  * Where an e-mail of `mail_outbox` stands: `queued` (not tried yet), `retrying` (failed, tried
