@@ -4,7 +4,7 @@ import { requireAdmin, type Principal } from '../access/permissions.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Row } from '../platform/db/types.js';
 import { MAIL_MAX_ATTEMPTS } from '../platform/mail.js';
-import { cursorSchema, parseInput } from '../platform/validation.js';
+import { cursorSchema, pageSizeSchema, parseInput } from '../platform/validation.js';
 
 /**
  * Where an e-mail of `mail_outbox` stands: `queued` (not tried yet), `retrying` (failed, tried
@@ -18,12 +18,7 @@ const MAX_PAGE = 500;
 
 export const listMailOutboxInput = z.object({
   state: z.enum(MAIL_STATES, { error: `must be one of ${MAIL_STATES.join(', ')}` }).optional(),
-  limit: z
-    .number({ error: `must be a whole number from 1 to ${MAX_PAGE}` })
-    .int(`must be a whole number from 1 to ${MAX_PAGE}`)
-    .min(1, `must be a whole number from 1 to ${MAX_PAGE}`)
-    .max(MAX_PAGE, `must be at most ${MAX_PAGE}`)
-    .default(DEFAULT_PAGE),
+  limit: pageSizeSchema(MAX_PAGE, DEFAULT_PAGE),
   /** The `nextCursor` of the previous page: e-mails queued before that one. */
   before: cursorSchema.optional(),
 });

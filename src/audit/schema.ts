@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cursorSchema, idSchema } from '../platform/validation.js';
+import { cursorSchema, idSchema, pageSizeSchema } from '../platform/validation.js';
 
 export const MCP_AUDIT_OUTCOMES = ['ok', 'error', 'denied'] as const;
 export const DEFAULT_AUDIT_PAGE = 50;
@@ -17,12 +17,7 @@ export const listMcpAuditLogsInput = z.object({
   outcome: mcpAuditOutcomeSchema.optional(),
   since: dateTime.optional(),
   until: dateTime.optional(),
-  limit: z
-    .number({ error: `must be a whole number from 1 to ${MAX_AUDIT_PAGE}` })
-    .int(`must be a whole number from 1 to ${MAX_AUDIT_PAGE}`)
-    .min(1, `must be a whole number from 1 to ${MAX_AUDIT_PAGE}`)
-    .max(MAX_AUDIT_PAGE, `must be at most ${MAX_AUDIT_PAGE}`)
-    .default(DEFAULT_AUDIT_PAGE),
+  limit: pageSizeSchema(MAX_AUDIT_PAGE, DEFAULT_AUDIT_PAGE),
   /** The `nextCursor` of the previous page: entries older than that one. */
   before: cursorSchema.optional(),
 });

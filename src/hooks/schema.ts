@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { codePatchesSchema } from '../platform/code-edits.js';
-import { confirmTrue, cursorSchema, idSchema, recordRef } from '../platform/validation.js';
+import { confirmTrue, cursorSchema, idSchema, pageSizeSchema, recordRef } from '../platform/validation.js';
 
 /** Hook code limit (spec section 8): 200 KB of UTF-8. */
 export const HOOK_CODE_MAX_BYTES = 204_800;
@@ -76,7 +76,7 @@ export const hookRefInput = z.object({ _id: recordRef('hook') });
 export const listHookRunsInput = z.object({
   hookId: idSchema.optional(),
   outcome: z.enum(HOOK_RUN_OUTCOMES, { message: `must be one of ${HOOK_RUN_OUTCOMES.join(', ')}` }).optional(),
-  limit: z.number().int().min(1, 'must be at least 1').max(500, 'must be at most 500').default(50),
+  limit: pageSizeSchema(500, 50),
   /** The `nextCursor` of the previous page: runs older than its last one. */
   before: cursorSchema.optional(),
 });

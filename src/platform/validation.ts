@@ -72,6 +72,17 @@ export const cursorSchema = z
   .regex(/^[1-9][0-9]{0,15}$/, 'must be the nextCursor of a previous page')
   .transform(Number);
 
+/**
+ * The page size of a paged listing: a whole number from 1 to `max`, `defaultSize` when omitted;
+ * anything else fails with `must be a whole number from 1 to <max>` (`must be at most <max>` above it).
+ *
+ * @example z.object({ limit: pageSizeSchema(500, 50) }).parse({}) // { limit: 50 }
+ */
+export function pageSizeSchema(max: number, defaultSize: number) {
+  const message = `must be a whole number from 1 to ${max}`;
+  return z.number({ error: message }).int(message).min(1, message).max(max, `must be at most ${max}`).default(defaultSize);
+}
+
 /** The flag every deletion needs. */
 export const confirmTrue = z.literal(true, { message: 'must be true to delete' }).describe('Must be true: the deletion cannot be undone');
 
