@@ -31,6 +31,29 @@ export async function runCli(argv: string[]): Promise<number> {
     .exitOverride()
     .showHelpAfterError();
 
+  /**
+   * `trellis <parent> <name> <argument> [--json]`: the data command `command` on the one thing
+   * `argument` names, passed as `args[field]`. Ids are random base64url and may begin with '-':
+   * the argument takes them instead of commander reading an unknown option.
+   */
+  const byIdCommand = <R>(
+    parent: Command,
+    name: string,
+    description: string,
+    argument: { name: string; description: string; field: string },
+    command: CliCommandName,
+    describe: (result: R) => string,
+  ) =>
+    parent
+      .command(name)
+      .description(description)
+      .argument(`<${argument.name}>`, argument.description)
+      .allowUnknownOption()
+      .option('--json', 'print JSON')
+      .action(async (value: string, options: Options) => {
+        exitCode = await runDataCommand(command, { ...options, [argument.field]: value }, describe);
+      });
+
   program
     .command('serve')
     .description('Run the HTTP server (MCP, GraphQL, webhooks)')
@@ -62,26 +85,9 @@ export async function runCli(argv: string[]): Promise<number> {
     .action(async (options) => {
       exitCode = await runDataCommand('user list', options, describeUsers);
     });
-  user
-    .command('disable')
-    .description('Disable a user: their sessions end and their MCP keys and acting integrations stop working')
-    .argument('<user>', 'e-mail address or _id')
-    // Ids are random base64url and may begin with '-': taken as the argument, not as an option.
-    .allowUnknownOption()
-    .option('--json', 'print JSON')
-    .action(async (ref: string, options) => {
-      exitCode = await runDataCommand('user disable', { ...options, user: ref }, describeUserChange);
-    });
-  user
-    .command('enable')
-    .description('Enable a disabled user again')
-    .argument('<user>', 'e-mail address or _id')
-    // Ids are random base64url and may begin with '-': taken as the argument, not as an option.
-    .allowUnknownOption()
-    .option('--json', 'print JSON')
-    .action(async (ref: string, options) => {
-      exitCode = await runDataCommand('user enable', { ...options, user: ref }, describeUserChange);
-    });
+  const userArgument = { name: 'user', description: 'e-mail address or _id', field: 'user' };
+  byIdCommand(user, 'disable', 'Disable a user: their sessions end and their MCP keys and acting integrations stop working', userArgument, 'user disable', describeUserChange);
+  byIdCommand(user, 'enable', 'Enable a disabled user again', userArgument, 'user enable', describeUserChange);
 
   const key = program.command('key').description('Manage MCP API keys');
   key
@@ -110,16 +116,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .action(async (options) => {
       exitCode = await runDataCommand('key list', options, describeKeys);
     });
-  key
-    .command('revoke')
-    .description('Revoke an MCP key; it stops authenticating at once')
-    .argument('<id>', '_id of the key (see trellis key list)')
-    // Ids are random base64url and may begin with '-': taken as the argument, not as an option.
-    .allowUnknownOption()
-    .option('--json', 'print JSON')
-    .action(async (id: string, options) => {
-      exitCode = await runDataCommand('key revoke', { ...options, id }, describeRevokedKey);
-    });
+  byIdCommand(key, 'revoke', 'Revoke an MCP key; it stops authenticating at once', { name: 'id', description: '_id of the key (see trellis key list)', field: 'id' }, 'key revoke', describeRevokedKey);
 
   const integration = program.command('integration').description('Manage integration API keys');
   integration
@@ -144,16 +141,14 @@ export async function runCli(argv: string[]): Promise<number> {
     .action(async (options) => {
       exitCode = await runDataCommand('integration list', options, describeIntegrations);
     });
-  integration
-    .command('revoke')
-    .description('Revoke (delete) an integration key and every access token issued to it')
-    .argument('<clientId>', 'clientId of the key (see trellis integration list)')
-    // Ids are random base64url and may begin with '-': taken as the argument, not as an option.
-    .allowUnknownOption()
-    .option('--json', 'print JSON')
-    .action(async (clientId: string, options) => {
-      exitCode = await runDataCommand('integration revoke', { ...options, clientId }, describeRevokedIntegration);
-    });
+  byIdCommand(
+    integration,
+    'revoke',
+    'Revoke (delete) an integration key and every access token issued to it',
+    { name: 'clientId', description: 'clientId of the key (see trellis integration list)', field: 'clientId' },
+    'integration revoke',
+    describeRevokedIntegration,
+  );
 
   program
     .command('mail')
