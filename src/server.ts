@@ -24,7 +24,7 @@ import { TrellisError, toTrellisError } from './platform/errors.js';
 import { assertJsonDepth } from './platform/json.js';
 import { BODY_LIMIT } from './platform/limits.js';
 import { startMailSender } from './platform/mail.js';
-import { Metrics, type RateLimitKind } from './platform/metrics.js';
+import { Metrics } from './platform/metrics.js';
 import { createServices, type Services } from './services.js';
 
 export { BODY_LIMIT } from './platform/limits.js';
@@ -171,7 +171,6 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
     const trellis = fromFastifyError(error);
     // A webhook whose code fails is the hook author's failure, recorded in hook_runs, not the server's.
     if (trellis.status >= 500 && trellis.code !== 'HOOK_FAILED') request.log.error({ err: error }, 'request failed');
-    if (trellis.code === 'RATE_LIMITED') services.ctx.metrics.rateLimited.inc({ kind: rateLimitKind(request.routeOptions.url, trellis.message) });
     const retryAfter = trellis.details?.retryAfter;
     if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
     return reply.status(trellis.status).send(errorBody(trellis));
@@ -211,6 +210,7 @@ function observeRequests(app: FastifyInstance, services: Services): void {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const status = reply.statusCode;
@@ -221,13 +221,6 @@ function observeRequests(app: FastifyInstance, services: Services): void {
     if (QUIET_ROUTES.has(route)) request.log.debug(line, 'request answered');
     else request.log.info(line, 'request answered');
   });
-}
-
-function rateLimitKind(route: string | undefined, message: string): RateLimitKind {
-  if (message.startsWith('Too many failed')) return 'auth-failures';
-  if (route === '/api/mcp') return 'mcp';
-  if (route === '/api/webhook/:name') return 'webhook';
-  return 'other';
 }
 
 /** The JSON error body of every REST endpoint. */

@@ -21,14 +21,15 @@ export const ACTING_USER_HEADER = 'x-userid';
  */
 export class Authenticator {
   private readonly failures: WindowLimiter;
-  private readonly lockouts = new FailureLockout();
+  private readonly lockouts: FailureLockout;
 
   constructor(
     ctx: PlatformContext,
     private readonly access: AccessService,
     private readonly integrations: IntegrationService,
   ) {
-    this.failures = new WindowLimiter(ctx.config.authFailuresPerMinute, 60_000);
+    this.failures = new WindowLimiter(ctx.config.authFailuresPerMinute, 60_000, 'auth-failures', ctx.metrics.rateLimited);
+    this.lockouts = new FailureLockout(ctx.metrics.rateLimited);
   }
 
   /**

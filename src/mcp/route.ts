@@ -27,7 +27,7 @@ type JsonRpcId = string | number | null;
  * else goes to the official SDK (a fresh McpServer per request).
  */
 export function registerMcpRoute(app: FastifyInstance, services: Services, options: { requestsPerMinute?: number } = {}): void {
-  const limiter = new WindowLimiter(options.requestsPerMinute ?? MCP_REQUESTS_PER_MINUTE, 60_000);
+  const limiter = new WindowLimiter(options.requestsPerMinute ?? MCP_REQUESTS_PER_MINUTE, 60_000, 'mcp', services.ctx.metrics.rateLimited);
   const toolLists = new Map<string, unknown>();
   const publicUrl = services.ctx.config.publicUrl === undefined ? undefined : new URL(services.ctx.config.publicUrl);
   let modernHandler: McpHttpHandler | undefined;

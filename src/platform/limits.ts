@@ -3,6 +3,14 @@ import { TrellisError } from './errors.js';
 /** 2 MB per request (spec section 8). */
 export const BODY_LIMIT = 2 * 1024 * 1024;
 
+/** Which limit refused a request: named in the 429's details (`limit`) and in the metrics. */
+export type RateLimitKind = 'mcp' | 'webhook' | 'auth-failures';
+
+/** Counts refusals by limit (the metrics' `trellis_rate_limit_refusals_total`). */
+export interface RefusalCounter {
+  inc(labels: { kind: RateLimitKind }): void;
+}
+
 /**
  * A fixed-window counter per key, in process memory. Rate limits are tracked per server instance
  * (spec section 8): with N replicas the effective ceiling is N times the limit.
@@ -13,6 +21,8 @@ export class WindowLimiter {
   constructor(
     private readonly limit: number,
     private readonly windowMs: number,
+    private readonly kind: RateLimitKind,
+    private readonly refusals?: RefusalCounter,
   ) {}
 
   /** Counts one hit for `key`; throws RATE_LIMITED (with retryAfter seconds) past the limit. */
@@ -40,7 +50,8 @@ export class WindowLimiter {
 
   private limited(window: { start: number }, now: number): TrellisError {
     const retryAfter = Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000));
-    return new TrellisError('RATE_LIMITED', `Too many requests; retry in ${retryAfter} s`, { retryAfter });
+    this.refusals?.inc({ kind: this.kind });
+    return new TrellisError('RATE_LIMITED', `Too many requests; retry in ${retryAfter} s`, { retryAfter, limit: this.kind });
   }
 
   private sweep(now: number): void {
@@ -63,12 +74,15 @@ const LOCKOUT_FORGET_MS = 60 * 60_000;
 export class FailureLockout {
   private readonly keys = new Map<string, { failures: number; lockedUntil: number; lastFailure: number }>();
 
+  constructor(private readonly refusals?: RefusalCounter) {}
+
   /** Throws RATE_LIMITED (with retryAfter seconds) while `key` is locked out. */
   check(key: string, now = Date.now()): void {
     const entry = this.keys.get(key);
     if (!entry || entry.lockedUntil <= now) return;
     const retryAfter = Math.max(1, Math.ceil((entry.lockedUntil - now) / 1000));
-    throw new TrellisError('RATE_LIMITED', `Too many failed attempts; retry in ${retryAfter} s`, { retryAfter });
+    this.refusals?.inc({ kind: 'auth-failures' });
+    throw new TrellisError('RATE_LIMITED', `Too many failed attempts; retry in ${retryAfter} s`, { retryAfter, limit: 'auth-failures' satisfies RateLimitKind });
   }
 
   fail(key: string, now = Date.now()): void {

@@ -6,7 +6,6 @@ import { MAIL_MAX_ATTEMPTS } from './mail.js';
 /** Latency buckets (seconds) for HTTP answers, tool calls and hook runs: 1 ms to 10 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export type RateLimitKind = 'mcp' | 'webhook' | 'auth-failures' | 'other';
 
 /**
  * The Prometheus metrics of one server, in a registry of its own (several servers may share a
@@ -71,9 +70,10 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Given to each rate limiter, which counts its own refusals. */
   readonly rateLimited = new Counter({
     name: 'trellis_rate_limit_refusals_total',
-    help: 'Requests refused with 429, by limit (mcp, webhook, auth-failures, other)',
+    help: 'Requests refused with 429, by limit (mcp, webhook, auth-failures)',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });

@@ -58,8 +58,8 @@ export class WebhookDispatcher {
 
   constructor(private readonly services: WebhookDependencies) {
     const { config } = services.ctx;
-    this.calls = new WindowLimiter(config.webhookRateLimit, 60_000);
-    this.probes = new WindowLimiter(config.authFailuresPerMinute, 60_000);
+    this.calls = new WindowLimiter(config.webhookRateLimit, 60_000, 'webhook', services.ctx.metrics.rateLimited);
+    this.probes = new WindowLimiter(config.authFailuresPerMinute, 60_000, 'auth-failures', services.ctx.metrics.rateLimited);
     this.byName = new ReadCache(services.ctx.changes, { topics: ['config'], maxEntries: 1 });
   }
 

@@ -1,7 +1,7 @@
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWNER, TEST_ENV } from '../helpers/env.js';
-import { connectMcp, createUserKey } from '../helpers/mcp.js';
+import { connectMcp, createUserKey, mcpPost } from '../helpers/mcp.js';
 import { spawnServer, type SpawnedServer } from '../helpers/process.js';
 import { waitFor } from '../helpers/wait.js';
 import { freshDataEnv, gqlData, graphqlClient, login, postJson, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
@@ -198,5 +198,28 @@ describe('a server with TRELLIS_METRICS_TOKEN, logging at info', () => {
     expect(spawned.output()).not.toContain('leaked-in-a-query');
     expect(spawned.output()).not.toContain('wrong-key-0123456789abcdef');
     expect(spawned.output()).not.toContain(token);
+  });
+});
+
+describe('rate-limit refusals on /metrics', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ TRELLIS_MCP_RATE_LIMIT: '2', TRELLIS_AUTH_FAILURES_PER_MINUTE: '2' });
+  });
+  afterAll(() => server?.close());
+
+  it('counts every 429 by the limit that refused it, the MCP endpoint (its own error handler) included, and names the limit in the answer', async () => {
+    const { apiKey } = await createUserKey(server, { email: 'limits@example.com', role: 'admin', scopes: ['config:read'] });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i += 1) statuses.push((await mcpPost(server, apiKey, { jsonrpc: '2.0', id: i, method: 'tools/list' })).status);
+    expect(statuses).toEqual([200, 200, 429]);
+
+    const failures: { status: number; body: { error?: { details?: unknown } } }[] = [];
+    for (let i = 0; i < 3; i += 1) failures.push(await postJson(`${server.url}/graphql`, { query: '{ __typename }' }, { authorization: 'Bearer not-a-token' }));
+    expect(failures.map(({ status }) => status)).toEqual([401, 401, 429]);
+    expect(failures[2]!.body.error?.details).toMatchObject({ limit: 'auth-failures' });
+
+    expect(await scrapedSample(server.url, 'trellis_rate_limit_refusals_total{kind="mcp"}')).toBe(1);
+    expect(await scrapedSample(server.url, 'trellis_rate_limit_refusals_total{kind="auth-failures"}')).toBe(1);
   });
 });
