@@ -28,9 +28,9 @@ export async function runTool(
 ): Promise<ToolCallResult> {
   const startedAt = performance.now();
   const audit = (outcome: McpAuditEntry['outcome'], error: string | null) => {
-    const seconds = (performance.now() - startedAt) / 1000;
+    const durationMs = performance.now() - startedAt;
     services.ctx.metrics.mcpToolCalls.inc({ tool: tool.name, outcome });
-    services.ctx.metrics.mcpToolDuration.observe({ tool: tool.name }, seconds);
+    services.ctx.metrics.mcpToolDuration.observe({ tool: tool.name }, durationMs / 1000);
     return services.auditLog.write({
       keyId,
       userId: principal.userId,
@@ -38,7 +38,7 @@ export async function runTool(
       arguments: rawArgs ?? {},
       outcome,
       error,
-      durationMs: Math.round(performance.now() - startedAt),
+      durationMs: Math.round(durationMs),
       codeSha256: null,
       requestId: principal.requestId ?? null,
     });
