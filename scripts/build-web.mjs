@@ -1,6 +1,5 @@
 // Bundles the web pages (src/web/) for the browser into dist/web/<page>/, one esbuild build per page,
 // and writes each page's index.html. A page whose entry does not exist yet is skipped.
-import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -77,6 +76,7 @@ function frameHtml(script) {
 
 /** Builds every page into dist/web/<page>/ (staged beside it, then renamed into place). */
 export async function buildWeb() {
+  const { build } = await import('esbuild');
   let frameVersion = 'none';
   for (const [page, options] of Object.entries(WEB_PAGES)) {
     const entry = join(web, options.entry);

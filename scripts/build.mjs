@@ -1,5 +1,4 @@
 // Bundles src/ into dist/main.js, the sandbox's worker thread into dist/sandbox-worker.js, the maker of the embedded database's template into dist/pglite-template.js and the web pages into dist/web/. With --if-needed it does nothing when dist is newer than src.
-import { build } from 'esbuild';
 import { buildWeb, webOutputs } from './build-web.mjs';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -26,6 +25,8 @@ export async function buildIfNeeded({ force = false } = {}) {
   const built = [...Object.keys(entries).map((name) => join(root, 'dist', `${name}.js`)), ...webOutputs()];
   if (!force && built.every((file) => existsSync(file) && statSync(file).mtimeMs >= sources)) return false;
   // Build beside the target and rename: a process starting meanwhile never imports half a file.
+  // esbuild is loaded only to build: a start with an up-to-date build does not pay for it.
+  const { build } = await import('esbuild');
   const staging = join(root, 'dist', `.staging-${process.pid}`);
   mkdirSync(staging, { recursive: true });
   await build({
@@ -37,7 +38,7 @@ export async function buildIfNeeded({ force = false } = {}) {
     target: 'node20',
     // Bundling the pure-JavaScript dependencies halves module loading at start; packages that load
     // files beside themselves (WebAssembly) or are loaded only on demand stay external.
-    external: ['@electric-sql/pglite', 'quickjs-emscripten', '@jitl/*', 'pg', 'nodemailer', 'esbuild', '@modelcontextprotocol/server'],
+    external: ['@babel/parser', '@electric-sql/pglite', 'quickjs-emscripten', '@jitl/*', 'pg', 'nodemailer', 'esbuild', '@modelcontextprotocol/server'],
     sourcemap: true,
     // Shared code in chunks: the CLI's commands load the server's modules only when they need them.
     splitting: true,

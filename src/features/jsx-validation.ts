@@ -1,4 +1,3 @@
-import { parse } from '@babel/parser';
 import type { ExportNamedDeclaration, ImportDeclaration, Node, Program, StringLiteral } from '@babel/types';
 import {
   checkConstructorChain,
@@ -16,6 +15,7 @@ import {
   type GlobalRules,
   type Visit,
 } from '../platform/ast-walk.js';
+import { babelParser } from '../platform/babel-parser.js';
 import { checkFeatureDocuments, type FeatureSchema } from './graphql-documents.js';
 import { FEATURE_CODE_MAX_BYTES } from './schema.js';
 import { ALLOWED_FEATURE_MODULES } from './modules.js';
@@ -96,7 +96,7 @@ export function validateFeatureCode(code: string, featureSchema?: FeatureSchema)
 }
 
 function parseModule(code: string, typescript: boolean): Program {
-  return parse(code, { sourceType: 'module', plugins: typescript ? ['jsx', 'typescript'] : ['jsx'], attachComment: false }).program;
+  return babelParser().parse(code, { sourceType: 'module', plugins: typescript ? ['jsx', 'typescript'] : ['jsx'], attachComment: false }).program;
 }
 
 function isTypeScript(code: string): boolean {

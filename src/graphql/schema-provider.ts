@@ -32,7 +32,7 @@ const MAX_REFRESHES_PER_REQUEST = 3;
  * request compares a cheap fingerprint of `app_tables`/`app_fields` and rebuilds only if it moved.
  */
 export class GraphQLSchemaProvider {
-  private readonly builderTaken: TakenNames;
+  private taken: TakenNames | undefined;
   private built: BuiltSchema | undefined;
   private printed: { version: number; sdl: string } | undefined;
   private forFeatures: { version: number; featureSchema: FeatureSchema } | undefined;
@@ -42,10 +42,15 @@ export class GraphQLSchemaProvider {
   private refreshing: Promise<void> | undefined;
 
   constructor(private readonly ctx: PlatformContext) {
-    this.builderTaken = takenNames(buildBuilderSchema(builderModules));
     ctx.changes.on('config', () => {
       this.changes += 1;
     });
+  }
+
+  /** The names the builder's own schema takes; built on first use, not at start (it costs ~90 ms of a start). */
+  private get builderTaken(): TakenNames {
+    this.taken ??= takenNames(buildBuilderSchema(builderModules));
+    return this.taken;
   }
 
   /** The current schema; after a configuration change, checked against the tables first. */

@@ -1,4 +1,3 @@
-import { parse, parseExpression } from '@babel/parser';
 import type { Expression, Node } from '@babel/types';
 import {
   checkConstructorChain,
@@ -17,6 +16,7 @@ import {
   type GlobalRules,
   type Visit,
 } from '../platform/ast-walk.js';
+import { babelParser } from '../platform/babel-parser.js';
 import { HOOK_CODE_MAX_BYTES } from './schema.js';
 
 /** A capability hook code can use at run time. */
@@ -102,7 +102,7 @@ export function validateHookCode(code: string, application?: HookApplication): C
   if (tooLarge) return codeValidation([tooLarge]);
   let root: Expression;
   try {
-    root = parseExpression(code, { sourceType: 'script', strictMode: true, attachComment: false });
+    root = babelParser().parseExpression(code, { sourceType: 'script', strictMode: true, attachComment: false });
   } catch (error) {
     return codeValidation([parseFailure(error, code)]);
   }
@@ -182,7 +182,7 @@ function parseFailure(error: unknown, code: string): Finding {
 /** Statements that would be valid inside the function: a common mistake worth its own message. */
 function isFunctionBody(code: string): boolean {
   try {
-    parse(code, { sourceType: 'script', strictMode: true, allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true, attachComment: false });
+    babelParser().parse(code, { sourceType: 'script', strictMode: true, allowReturnOutsideFunction: true, allowAwaitOutsideFunction: true, attachComment: false });
     return true;
   } catch {
     return false;

@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureApplication } from '../../src/access/bootstrap.js';
@@ -46,4 +49,53 @@ describe('migrations and first-start bootstrap', () => {
     expect(again).toEqual({ appId: server.server.services.ctx.appId, appName: 'Test app' });
     expect(await db.selectFrom('users').select('id').where('is_owner', '=', true).execute()).toHaveLength(1);
   });
+
+  // A start on an up-to-date database skips Kysely's migrator (it reads the whole catalog first);
+  // anything else must still go through it.
+  it('apply a migration missing from an existing database at the next open, and refuse one this version does not know', async () => {
+    const { options, cleanup } = await freshDatabaseOptions();
+    try {
+      let database = await openDatabase(options);
+      const names = (await sql<{ name: string }>`select name from trellis_migrations order by name`.execute(database.db)).rows.map((row) => row.name);
+      const latest = names.at(-1)!;
+      // The migration undone below: when one is added after it, undo that one here instead.
+      expect(latest).toBe('0004_hook_runs_unlinked');
+      await sql`drop trigger hooks_unlink_runs on hooks`.execute(database.db);
+      await sql`drop function trellis_unlink_hook_runs()`.execute(database.db);
+      await sql`delete from trellis_migrations where name = ${latest}`.execute(database.db);
+      await database.close();
+
+      database = await openDatabase(options);
+      const after = await sql<{ name: string }>`select name from trellis_migrations order by name`.execute(database.db);
+      expect(after.rows.map((row) => row.name)).toEqual(names);
+      const trigger = await sql<{ n: number }>`select count(*)::int as n from pg_trigger where tgname = 'hooks_unlink_runs'`.execute(database.db);
+      expect(trigger.rows[0]!.n).toBe(1);
+      // Opened again with nothing to do: nothing changes.
+      await database.close();
+      database = await openDatabase(options);
+      expect((await sql<{ name: string }>`select name from trellis_migrations order by name`.execute(database.db)).rows.map((row) => row.name)).toEqual(names);
+
+      // A database a newer version migrated: this one does not know its last migration.
+      await sql`insert into trellis_migrations (name, timestamp) values ('9999_from_a_newer_version', now()::text)`.execute(database.db);
+      await database.close();
+      await expect(openDatabase(options)).rejects.toThrow(/Database migration failed/);
+    } finally {
+      await cleanup();
+    }
+  });
 });
+
+/** Options opening a new, empty database of the suite's kind (a folder, or a database of the PostgreSQL server). */
+async function freshDatabaseOptions(): Promise<{ options: Parameters<typeof openDatabase>[0]; cleanup: () => Promise<void> }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'trellis-migrations-'));
+  if (!usingPostgres) return { options: { databaseUrl: undefined, dataDir }, cleanup: () => rm(dataDir, { recursive: true, force: true }) };
+  const fresh = await createPostgresDatabase();
+  return {
+    options: { databaseUrl: fresh.url, dataDir },
+    cleanup: async () => {
+      await fresh.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
