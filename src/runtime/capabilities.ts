@@ -19,18 +19,23 @@ export interface HookDb {
   delete(table: string, _id: string): Promise<unknown>;
 }
 
-/** What one run grants. */
+/**
+ * What one run grants. A value left undefined is not given to the code at all: the runtime leaves
+ * out what the code does not name (see `namesCapability`), which it then cannot reach.
+ */
 export interface Grants {
   instance: unknown;
-  headers: Record<string, string>;
+  headers?: Record<string, string>;
   /** Webhooks: the request as received; null for save hooks. */
-  request: HookRequest | null;
-  user: { _id: string; email?: string } | null;
-  env: Record<string, string>;
+  request?: HookRequest | null;
+  user?: { _id: string; email?: string } | null;
+  env?: Record<string, string>;
   /** Whether the code gets `fetch`: only code that names it (see `namesCapability`). */
   fetch: boolean;
   db: boolean;
 }
+
+const VALUE_NAMES = ['headers', 'request', 'user', 'env'] as const;
 
 /** Outbound requests one run may start: a loop of un-awaited fetches must not become a flood. */
 export const FETCHES_PER_RUN = 20;
@@ -60,7 +65,9 @@ export class HookCapabilities {
       const operation = (name: string): RemoteMember => (args) => this.db([name, ...args]);
       host.db = { find: operation('find'), get: operation('get'), create: operation('create'), update: operation('update'), delete: operation('delete') };
     }
-    return { values: { instance: grants.instance, headers: grants.headers, request: grants.request, user: grants.user, env: grants.env }, host };
+    const values: Record<string, unknown> = { instance: grants.instance };
+    for (const name of VALUE_NAMES) if (grants[name] !== undefined) values[name] = grants[name];
+    return { values, host };
   }
 
   private async fetch(url: unknown, init: unknown, signal: AbortSignal): Promise<WithBody> {

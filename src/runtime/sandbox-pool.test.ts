@@ -36,6 +36,26 @@ describe('worker threads', () => {
     expect(pool.stats()).toMatchObject({ idle: 0, alive: 0 });
   });
 
+  it('keeps giving quick runs to a worker that ended its runs while this thread was busy, without starting more workers', async () => {
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 4 });
+    await pool.warm();
+    const quick = (i: number) => pool.run('async (instance) => instance + 1', { values: { instance: i }, host: {} });
+    // Compiled once, so that the runs below take well under a millisecond each.
+    expect(valueOf((await quick(0)).outcome)).toBe(1);
+    const first = Array.from({ length: 4 }, (_, i) => quick(i));
+    // This thread is held for 50 ms (as by a burst of requests): the worker ends the four runs, and
+    // their answers wait. It looks busy for 50 ms from here, but its own meter says it is not stuck.
+    const until = performance.now() + 50;
+    while (performance.now() < until) {
+      // hold the thread
+    }
+    const more = Array.from({ length: 3 }, (_, i) => quick(10 + i));
+    const results = await Promise.all([...first, ...more]);
+    expect(results.map(({ outcome }) => valueOf(outcome))).toEqual([1, 2, 3, 4, 11, 12, 13]);
+    expect(pool.stats().workersStarted).toBe(1);
+    pool.close();
+  });
+
   it('runs at most maxWorkers hooks at a time; the others wait for a free worker', async () => {
     const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 2 });
     let inHost = 0;

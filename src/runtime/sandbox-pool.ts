@@ -18,6 +18,8 @@ export type RemoteMember = (args: unknown[], signal: AbortSignal) => Promise<unk
 export interface IsolatedGlobals {
   values: Record<string, unknown>;
   host: Record<string, RemoteMember | Record<string, RemoteMember>>;
+  /** Whether the outcome carries `instance` as the run left it (default true): see SandboxGlobals. */
+  readInstance?: boolean;
 }
 
 export interface IsolatedOutcome {
@@ -58,7 +60,7 @@ export const PIPELINE_DEPTH = 8;
 const MAX_STARTING = 2;
 /** A run computing longer than this has the runs queued behind it taken back for other workers. */
 const WITHDRAW_AFTER_MS = 5;
-/** A worker whose running run started less than this ago is taken to be working through its queue quickly. */
+/** A worker whose current run has computed less than this is taken to be working through its queue quickly. */
 const FLOWING_MS = 2;
 /** Memory of the engine besides what a run allocates: its own data, the hardened context, compiled hooks. */
 export const ENGINE_BASE_BYTES = 16 * 1024 * 1024;
@@ -252,10 +254,13 @@ export class SandboxPool {
 
 
   /**
-   * An idle worker for an exclusive run. For another: a worker busy with such runs whose running
-   * one started less than FLOWING_MS ago (the thread is awake and gets through its queue without
-   * sleeping), else an idle worker, else a worker busy with such runs whose running one started
-   * less than WITHDRAW_AFTER_MS ago; with room in its queue. None behind a long run: see `withdraw`.
+   * An idle worker for an exclusive run. For another: a worker busy with such runs whose current
+   * one has computed less than FLOWING_MS (the thread is awake and gets through its queue without
+   * sleeping), else an idle worker, else a worker busy with such runs whose current one has
+   * computed less than WITHDRAW_AFTER_MS; with room in its queue. None behind a long run: see
+   * `withdraw`. What a run has computed is read from the worker's own meter (`computing`), not from
+   * when this thread saw it start: under load this thread takes the workers' answers late, and a
+   * worker done with its run would look stuck, so the pool grew to its largest for no long run.
    */
   private workerFor(run: PendingRun): SandboxWorker | undefined {
     let idle: SandboxWorker | undefined;
@@ -269,10 +274,10 @@ export class SandboxPool {
         if (run.exclusive) return worker;
         idle ??= worker;
       } else if (!run.exclusive && queued < PIPELINE_DEPTH && !worker.runs[0]!.exclusive) {
-        const running = now - worker.runs[0]!.started;
-        if (running < FLOWING_MS) {
+        const computed = this.computing(worker, now);
+        if (computed < FLOWING_MS) {
           if (!flowing || queued < flowing.runs.length) flowing = worker;
-        } else if (running < WITHDRAW_AFTER_MS && (!queuing || queued < queuing.runs.length)) {
+        } else if (computed < WITHDRAW_AFTER_MS && (!queuing || queued < queuing.runs.length)) {
           queuing = worker;
         }
       }
@@ -376,7 +381,7 @@ export class SandboxPool {
       Object.entries(run.globals.host).map(([name, member]): [string, true | string[]] => [name, typeof member === 'function' ? true : Object.keys(member)]),
     );
     try {
-      worker.thread.postMessage({ type: 'run', seq: run.seq, code: run.code, cacheKey: run.cacheKey, values: run.globals.values, host } satisfies ToWorker);
+      worker.thread.postMessage({ type: 'run', seq: run.seq, code: run.code, cacheKey: run.cacheKey, values: run.globals.values, host, readInstance: run.globals.readInstance !== false } satisfies ToWorker);
     } catch {
       // Values the structured clone cannot copy: callers pass JSON values, so this is a caller's bug.
       worker.runs.pop();
@@ -438,15 +443,24 @@ export class SandboxPool {
     return worker.meter[1]! + (sliceStart > 0 ? performance.timeOrigin + now - sliceStart : 0);
   }
 
-  /** Looks again at `worker` WITHDRAW_AFTER_MS after its running run started, if runs are queued behind it. */
+  /**
+   * The time the run `worker` is on now (or ended last) has computed, from the worker's meter: the
+   * run of `computed` without asking which one it is. A worker between two runs reads 0.
+   */
+  private computing(worker: SandboxWorker, now: number): number {
+    const sliceStart = worker.meter[0]!;
+    return worker.meter[1]! + (sliceStart > 0 ? performance.timeOrigin + now - sliceStart : 0);
+  }
+
+  /** Looks again at `worker` once its current run may have computed WITHDRAW_AFTER_MS, if runs are queued behind it. */
   private watchQueue(worker: SandboxWorker): void {
     if (worker.withdrawTimer || worker.runs.length < 2) return;
-    const delay = worker.runs[0]!.started + WITHDRAW_AFTER_MS - performance.now();
+    const delay = WITHDRAW_AFTER_MS - this.computing(worker, performance.now());
     worker.withdrawTimer = setTimeout(
       () => {
         worker.withdrawTimer = undefined;
         if (worker.gone || worker.runs.length < 2) return;
-        if (performance.now() - worker.runs[0]!.started >= WITHDRAW_AFTER_MS) this.withdraw(worker);
+        if (this.computing(worker, performance.now()) >= WITHDRAW_AFTER_MS) this.withdraw(worker);
         else this.watchQueue(worker);
       },
       Math.max(1, delay),

@@ -47,6 +47,8 @@ export type ToWorker =
       values: Record<string, unknown>;
       /** Host members answered by the server: `true` for a function, or the names of an object's methods. */
       host: Record<string, true | string[]>;
+      /** Whether the outcome carries `instance` as the run left it. */
+      readInstance: boolean;
     }
   | HostReply;
 

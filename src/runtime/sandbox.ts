@@ -36,6 +36,8 @@ export type HostMember =
 export interface SandboxGlobals {
   values: Record<string, unknown>;
   host: Record<string, HostMember | Record<string, HostMember>>;
+  /** Whether the outcome carries `instance` as the run left it (default true); only a `beforeSave` hook's is used. */
+  readInstance?: boolean;
 }
 
 /** An argument JSON cannot copy (a function, a symbol, a cycle, a BigInt): the guest's `String(value)`. */
@@ -463,7 +465,7 @@ class SandboxRun {
       if (called.error) return this.failure(called.error);
       const promise = this.consume(called.value, (value) => this.slice(() => this.context.callFunction(this.intrinsics.resolve, this.intrinsics.promise, value)));
       if (promise.error) return this.failure(promise.error);
-      return await this.settle(promise.value, instance);
+      return await this.settle(promise.value, globals.readInstance === false ? undefined : instance);
     } finally {
       for (const handle of copies) handle.dispose();
     }
@@ -609,7 +611,8 @@ class SandboxRun {
     return this.context.getString(handle);
   }
 
-  private async settle(promise: QuickJSHandle, instance: QuickJSHandle): Promise<SandboxOutcome> {
+  /** Runs the jobs until `promise` settles; `instance` (when given) is read back after it. */
+  private async settle(promise: QuickJSHandle, instance: QuickJSHandle | undefined): Promise<SandboxOutcome> {
     try {
       for (;;) {
         this.slice(() => this.runtime.executePendingJobs()).dispose();
@@ -643,10 +646,10 @@ class SandboxRun {
     });
   }
 
-  private fulfilled(result: QuickJSHandle, instance: QuickJSHandle): SandboxOutcome {
+  private fulfilled(result: QuickJSHandle, instance: QuickJSHandle | undefined): SandboxOutcome {
     const value = this.serialise('The returned value', result);
     if (typeof value !== 'string' && value !== undefined) return value;
-    const copy = this.serialise('instance', instance);
+    const copy = instance === undefined ? undefined : this.serialise('instance', instance);
     if (typeof copy !== 'string' && copy !== undefined) return copy;
     if (this.stopped) return this.timeout();
     return { ok: true, value: value === undefined ? undefined : JSON.parse(value), instance: copy === undefined ? undefined : JSON.parse(copy) };

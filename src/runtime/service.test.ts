@@ -106,11 +106,22 @@ describe('results', () => {
     expect(await value(run('async () => instance.name', { instance: { name: 'Ada' } }))).toBe('Ada');
   });
 
-  it('returns the changed instance and leaves the caller’s object untouched', async () => {
+  it('returns the changed instance of a beforeSave hook and leaves the caller’s object untouched', async () => {
     const instance = { name: 'ada', tags: ['a'] };
-    const result = await run('async function (instance) { instance.name = instance.name.toUpperCase(); instance.tags.push("b"); instance.added = 1 }', { instance });
+    const code = 'async function (instance) { instance.name = instance.name.toUpperCase(); instance.tags.push("b"); instance.added = 1 }';
+    const result = await run(code, { instance, trigger: 'beforeSave' });
     expect(result).toMatchObject({ ok: true, value: undefined, instance: { name: 'ADA', tags: ['a', 'b'], added: 1 } });
     expect(instance).toEqual({ name: 'ada', tags: ['a'] });
+    // Only a beforeSave hook's instance is used: other runs do not copy it back out of the engine.
+    const webhook = await run(code, { instance });
+    expect(webhook).toMatchObject({ ok: true, value: undefined });
+    expect(webhook.ok && webhook.instance).toBeUndefined();
+  });
+
+  it('gives the code the values it names, also when it spells them with escapes', async () => {
+    const extra = { instance: {}, headers: { 'x-a': '1' }, request: { method: 'POST', url: '/api/webhook/x', query: {}, headers: {}, rawBody: '', contentType: '' }, user: { _id: 'u1' } };
+    expect(await value(run('async function () { return [headers["x-a"], request.method, user._id, typeof env] }', extra))).toEqual(['1', 'POST', 'u1', 'object']);
+    expect(await value(run('async function () { return [typeof h\\u0065aders, typeof r\\u0065quest, typeof us\\u0065r, typeof \\u0065nv] }', extra))).toEqual(['object', 'object', 'object', 'object']);
   });
 
   it.each([

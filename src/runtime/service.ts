@@ -100,9 +100,11 @@ export class HookRuntime {
     let queuedMs = 0;
     let outcome: SandboxOutcome;
     try {
-      env = namesCapability(invocation.hook.content, 'env') ? await this.loadEnvironment() : {};
+      env = namedIn(invocation.hook).has('env') ? await this.loadEnvironment() : {};
       const capabilities = new HookCapabilities({ db: invocation.db, egress: this.egress, egressLimits: this.egressLimits });
-      const isolated = await this.sandbox.run(invocation.hook.content, capabilities.globals(grantsOf(invocation, env)), invocation.hook.contentSha256);
+      // Only a beforeSave hook's instance is used after the run (it is the record to save).
+      const globals = { ...capabilities.globals(grantsOf(invocation, env)), readInstance: invocation.trigger === 'beforeSave' };
+      const isolated = await this.sandbox.run(invocation.hook.content, globals, invocation.hook.contentSha256);
       outcome = isolated.outcome;
       consoleLines = isolated.console;
       queuedMs = isolated.queuedMs ?? 0;
@@ -141,16 +143,38 @@ export class HookRuntime {
 
 }
 
+const CAPABILITIES = ['headers', 'request', 'user', 'env', 'fetch', 'db'] as const;
+/** Hooks whose named capabilities are kept: more than an application has, few enough to bound the memory. */
+const NAMED_CACHE_ENTRIES = 512;
+const namedCache = new Map<string, ReadonlySet<string>>();
+
+/** The capabilities a hook's code names, found once per version of its code (a scan of up to 200 KB per name). */
+function namedIn(hook: HookInvocation['hook']): ReadonlySet<string> {
+  let named = namedCache.get(hook.contentSha256);
+  if (!named) {
+    named = new Set(CAPABILITIES.filter((name) => namesCapability(hook.content, name)));
+    if (namedCache.size >= NAMED_CACHE_ENTRIES) namedCache.delete(namedCache.keys().next().value!);
+    namedCache.set(hook.contentSha256, named);
+  }
+  return named;
+}
+
+/**
+ * The capabilities of one run: only those the code names, since it can reach no other (each copy
+ * into the engine and each host member costs time on every run).
+ */
 function grantsOf(invocation: HookInvocation, env: Record<string, string>): Grants {
+  const named = namedIn(invocation.hook);
+  const names = (name: string) => named.has(name);
   return {
     instance: invocation.instance ?? null,
-    headers: invocation.headers ?? {},
-    request: invocation.request ?? null,
-    user: invocation.user ?? null,
-    env,
+    headers: names('headers') ? (invocation.headers ?? {}) : undefined,
+    request: names('request') ? (invocation.request ?? null) : undefined,
+    user: names('user') ? (invocation.user ?? null) : undefined,
+    env: names('env') ? env : undefined,
     // Code that names neither cannot wait for the server, so the sandbox may queue it in a busy worker.
-    fetch: namesCapability(invocation.hook.content, 'fetch'),
-    db: invocation.db !== undefined && namesCapability(invocation.hook.content, 'db'),
+    fetch: names('fetch'),
+    db: invocation.db !== undefined && names('db'),
   };
 }
 
