@@ -56,6 +56,36 @@ describe('worker threads', () => {
     pool.close();
   });
 
+  it('sends a hook’s code to a worker once, not with every run', async () => {
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 1 });
+    for (let i = 0; i < 10; i++) expect(valueOf((await pool.run('async (instance) => instance * 3', { values: { instance: i }, host: {} }, 'times-three')).outcome)).toBe(i * 3);
+    expect(pool.stats()).toMatchObject({ workersStarted: 1, codesSent: 1 });
+    pool.close();
+  });
+
+  it('keeps its copy of each worker’s code in step past the limit, with runs in flight and taken back', async () => {
+    // Six hooks of 47 characters, four of which fit: the workers drop code and get it again all the time.
+    const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 3, codeCacheChars: 200 });
+    const code = (k: number) => `async (instance) => instance * 10 + ${k} /* ${'.'.repeat(8)} */`;
+    const expected: number[] = [];
+    const runs: unknown[] = [];
+    for (let round = 0; round < 12; round++) {
+      // Three of the hooks at a time, one more each round.
+      const batch = Array.from({ length: 5 }, (_, j) => (round + (j % 3)) % 6);
+      // A run computing 20 ms first: the quick runs queued behind it are taken back for other workers.
+      const slow = pool.run('async () => { for (const t = Date.now(); Date.now() - t < 20; ); return "slow"; }', NO_GRANTS, 'slow');
+      const results = await Promise.all(batch.map((k, j) => pool.run(code(k), { values: { instance: round + j }, host: {} }, `hook-${k}`)));
+      expect(valueOf((await slow).outcome)).toBe('slow');
+      runs.push(...results.map(({ outcome }) => valueOf(outcome)));
+      expected.push(...batch.map((k, j) => (round + j) * 10 + k));
+    }
+    expect(runs).toEqual(expected);
+    const { codesSent } = pool.stats();
+    expect(codesSent).toBeGreaterThan(6);
+    expect(codesSent).toBeLessThan(60);
+    pool.close();
+  });
+
   it('runs at most maxWorkers hooks at a time; the others wait for a free worker', async () => {
     const pool = new SandboxPool(ROOMY, { ...DEFAULT_WORKERS, maxWorkers: 2 });
     let inHost = 0;

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { stoppedAt, Unserialisable, WithBody, type SandboxLimits, type SandboxOutcome } from './sandbox.js';
-import { CURRENT_RUN, QUEUED, RUN_SLOTS, WITHDRAWN, type HostReply, type ToServer, type ToWorker, type WireArgument, type WorkerData } from './sandbox-wire.js';
+import { CODE_CACHE_CHARS, CodeCache, CURRENT_RUN, QUEUED, RUN_SLOTS, WITHDRAWN, type HostReply, type ToServer, type ToWorker, type WireArgument, type WorkerData } from './sandbox-wire.js';
 
 /** A host function answered on the server's thread: `fetch`, `db.find`, ... */
 export type RemoteMember = (args: unknown[], signal: AbortSignal) => Promise<unknown>;
@@ -39,6 +39,8 @@ export interface SandboxPoolOptions {
   maxWaitMs?: number;
   /** How long a worker beyond the last one may run nothing before it is stopped; default IDLE_STOP_MS. */
   idleStopMs?: number;
+  /** The most hook code, in characters, each worker keeps so that it is not sent again; default CODE_CACHE_CHARS. */
+  codeCacheChars?: number;
 }
 
 export const DEFAULT_WORKERS: SandboxPoolOptions = { maxWorkers: 8, maxRunsPerSlot: 10_000, maxCompiledPerSlot: 64 };
@@ -103,6 +105,8 @@ interface SandboxWorker {
   ready: boolean;
   runs: PendingRun[];
   compiles: number;
+  /** The sizes of the code it holds: a copy of its own CodeCache, kept in step with it. */
+  codes: CodeCache<number>;
   /** The thread ran out of its own (V8) memory. */
   exhausted: boolean;
   gone: boolean;
@@ -146,7 +150,7 @@ export class SandboxPool {
   private warming: Promise<void> | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private idleCheck: NodeJS.Timeout | undefined;
-  private readonly counters = { workersStarted: 0, workersStopped: 0, compiles: 0 };
+  private readonly counters = { workersStarted: 0, workersStopped: 0, compiles: 0, codesSent: 0 };
 
   constructor(
     private readonly limits: SandboxLimits,
@@ -181,6 +185,10 @@ export class SandboxPool {
     });
   }
 
+  private codeCacheChars(): number {
+    return this.options.codeCacheChars ?? CODE_CACHE_CHARS;
+  }
+
   /** Starts a first worker ahead of the first run. */
   warm(): Promise<void> {
     this.warming ??= this.closed
@@ -192,8 +200,8 @@ export class SandboxPool {
     return this.warming;
   }
 
-  /** Workers started and stopped (terminated or failed), hooks compiled, and workers idle and alive now. */
-  stats(): { workersStarted: number; workersStopped: number; compiles: number; idle: number; alive: number } {
+  /** Workers started and stopped (terminated or failed), hooks compiled, runs sent with their code, and workers idle and alive now. */
+  stats(): { workersStarted: number; workersStopped: number; compiles: number; codesSent: number; idle: number; alive: number } {
     const idle = [...this.workers].filter((worker) => worker.ready && worker.runs.length === 0).length;
     return { ...this.counters, idle, alive: this.workers.size };
   }
@@ -327,13 +335,14 @@ export class SandboxPool {
       wasmModule: await engineModule(),
       initialPages: INITIAL_BYTES / PAGE_BYTES,
       memoryPages: Math.ceil((this.limits.memoryBytes + ENGINE_BASE_BYTES) / PAGE_BYTES),
+      codeCacheChars: this.codeCacheChars(),
       meter,
       runStates,
     };
     // The thread's own V8 heap holds only copies of the values and host-call arguments of its runs.
     const thread = new Worker(workerScript(), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 16 } });
     thread.unref();
-    const worker: SandboxWorker = { thread, meter: new Float64Array(meter), runStates: new Int32Array(runStates), nextSeq: 0, withdrawTimer: undefined, lastActive: performance.now(), ready: false, runs: [], compiles: 0, exhausted: false, gone: false };
+    const worker: SandboxWorker = { thread, meter: new Float64Array(meter), runStates: new Int32Array(runStates), nextSeq: 0, withdrawTimer: undefined, lastActive: performance.now(), ready: false, runs: [], compiles: 0, codes: new CodeCache<number>(this.codeCacheChars(), (size) => size), exhausted: false, gone: false };
     this.counters.workersStarted += 1;
     this.workers.add(worker);
     return new Promise((resolve, reject) => {
@@ -380,8 +389,23 @@ export class SandboxPool {
     const host = Object.fromEntries(
       Object.entries(run.globals.host).map(([name, member]): [string, true | string[]] => [name, typeof member === 'function' ? true : Object.keys(member)]),
     );
+    const held = worker.codes.has(run.cacheKey);
     try {
-      worker.thread.postMessage({ type: 'run', seq: run.seq, code: run.code, cacheKey: run.cacheKey, values: run.globals.values, host, readInstance: run.globals.readInstance !== false } satisfies ToWorker);
+      worker.thread.postMessage({
+        type: 'run',
+        seq: run.seq,
+        ...(held ? {} : { code: run.code }),
+        cacheKey: run.cacheKey,
+        values: run.globals.values,
+        host,
+        readInstance: run.globals.readInstance !== false,
+      } satisfies ToWorker);
+      // After the send only: a message that was never sent must not change the copy of the worker's cache.
+      if (held) worker.codes.use(run.cacheKey);
+      else {
+        worker.codes.put(run.cacheKey, run.code.length);
+        this.counters.codesSent += 1;
+      }
     } catch {
       // Values the structured clone cannot copy: callers pass JSON values, so this is a caller's bug.
       worker.runs.pop();

@@ -10,6 +10,8 @@ export interface WorkerData {
   initialPages: number;
   /** Maximum size of the engine's memory, in 64 KiB pages. */
   memoryPages: number;
+  /** The limit of the worker's CodeCache, the same as the server's copy of it. */
+  codeCacheChars: number;
   /** A SharedArrayBuffer of two float64: the `meter` of `SandboxEngineOptions`. */
   meter: SharedArrayBuffer;
   /**
@@ -42,7 +44,8 @@ export type ToWorker =
       type: 'run';
       /** The run's number in this worker, counted from 0: its state is at `seq % RUN_SLOTS` of `runStates`. */
       seq: number;
-      code: string;
+      /** The hook's code; left out when the worker holds it already (see CodeCache). */
+      code?: string;
       cacheKey: string;
       values: Record<string, unknown>;
       /** Host members answered by the server: `true` for a function, or the names of an object's methods. */
@@ -56,3 +59,54 @@ export type ToServer =
   | { type: 'ready' }
   | { type: 'call'; call: number; name: string; method: string | undefined; args: WireArgument[] }
   | { type: 'done'; outcome: SandboxOutcome; console: string[]; compiles: number; reusable: boolean };
+
+/** The most hook code a worker keeps, in characters (a hook's code is at most 200 KB). */
+export const CODE_CACHE_CHARS = 2_000_000;
+
+/**
+ * The hook code a worker holds, by cacheKey, at most `maxChars` characters, the least recently used
+ * dropped first. The server keeps a copy of each worker's (the sizes, not the code) and sends a
+ * run's code only when the worker does not hold it: the code would otherwise be copied to the
+ * worker on every run. Both sides apply the same step for every run message, in the order the
+ * messages are sent and arrive (the server after a successful send, the worker on arrival, also
+ * for a run it later skips), so the two stay the same without a word between them.
+ */
+export class CodeCache<V> {
+  private readonly entries = new Map<string, V>();
+  private chars = 0;
+
+  constructor(
+    private readonly maxChars: number,
+    private readonly sizeOf: (value: V) => number,
+  ) {}
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** The value held for `key`, which becomes the most recently used; undefined when none is held. */
+  use(key: string): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  /** Holds `value` for `key` as the most recently used, then drops the least recently used past the limit (possibly this one). */
+  put(key: string, value: V): void {
+    const held = this.entries.get(key);
+    if (held !== undefined) {
+      this.entries.delete(key);
+      this.chars -= this.sizeOf(held);
+    }
+    this.entries.set(key, value);
+    this.chars += this.sizeOf(value);
+    for (const [oldest, dropped] of this.entries) {
+      if (this.chars <= this.maxChars) break;
+      this.entries.delete(oldest);
+      this.chars -= this.sizeOf(dropped);
+    }
+  }
+}

@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
 import { guestLibrary, unwrapResponse } from './guest-library.js';
 import { Sandbox, stoppedAt, Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox.js';
-import { CURRENT_RUN, QUEUED, RUN_SLOTS, STARTED, type HostReply, type ToServer, type ToWorker, type WorkerData, type WireArgument } from './sandbox-wire.js';
+import { CodeCache, CURRENT_RUN, QUEUED, RUN_SLOTS, STARTED, type HostReply, type ToServer, type ToWorker, type WorkerData, type WireArgument } from './sandbox-wire.js';
 
 const data = workerData as WorkerData;
 const port = parentPort!;
@@ -121,6 +121,13 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     else host[name] = Object.fromEntries(methods.map((method) => [method, remote(name, method)]));
   }
   growRefused = false;
+  if (message.code === undefined) {
+    // The server sent no code for a hook this worker does not hold: never expected (see CodeCache).
+    // The worker is not used again, so that a new one starts with both copies empty.
+    halted = true;
+    post({ type: 'done', outcome: { ok: false, kind: 'thrown', message: 'The hook runtime failed' }, console: [], compiles: sandbox.stats().compiles, reusable: false });
+    return;
+  }
   let outcome = await sandbox.run(message.code, { values: message.values, host, readInstance: message.readInstance }, message.cacheKey);
   calls.clear();
   // A run that failed after reaching the cap may fail with anything, even `null` when the engine
@@ -143,8 +150,14 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   post({ type: 'done', outcome, console: consoleLines, compiles, reusable });
 }
 
+/** The code of the hooks run here, kept in step with the server's copy (see CodeCache). */
+const codes = new CodeCache<string>(data.codeCacheChars, (code) => code.length);
+
 port.on('message', (message: ToWorker) => {
   if (message.type === 'run') {
+    // On arrival, for every run (also one the server takes back later), as the server did on sending.
+    if (message.code !== undefined) codes.put(message.cacheKey, message.code);
+    else message.code = codes.use(message.cacheKey);
     queue.push(message);
     void drain();
   } else {

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { CodeCache } from './sandbox-wire.js';
+
+describe('CodeCache', () => {
+  it('drops the least recently used code past its limit, and code larger than the limit at once', () => {
+    const cache = new CodeCache<string>(10, (code) => code.length);
+    cache.put('a', 'aaaa');
+    cache.put('b', 'bbbb');
+    expect(cache.use('a')).toBe('aaaa'); // a is now the most recently used
+    cache.put('c', 'cccc'); // 12 characters: b goes
+    expect([cache.has('a'), cache.has('b'), cache.has('c')]).toEqual([true, false, true]);
+    cache.put('a', 'aaaaaaa'); // replaced, 11 characters with c: c goes
+    expect([cache.has('a'), cache.has('c')]).toEqual([true, false]);
+    cache.put('d', 'd'.repeat(11)); // alone past the limit: everything goes, itself too
+    expect([cache.has('a'), cache.has('d')]).toEqual([false, false]);
+    expect(cache.use('d')).toBeUndefined();
+  });
+
+  it('stays the same as a copy that records only sizes, for any sequence of the same steps', () => {
+    const codes = new CodeCache<string>(50, (code) => code.length);
+    const sizes = new CodeCache<number>(50, (size) => size);
+    let seed = 7;
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648);
+    for (let step = 0; step < 2000; step++) {
+      const key = `hook-${next() % 9}`;
+      const code = key.repeat(1 + (Number(key.slice(5)) % 4));
+      // As the pool and the worker do: send the code when the copy does not hold it.
+      if (sizes.has(key)) {
+        sizes.use(key);
+        expect(codes.use(key)).toBe(code);
+      } else {
+        sizes.put(key, code.length);
+        codes.put(key, code);
+      }
+      for (let k = 0; k < 9; k++) expect(codes.has(`hook-${k}`)).toBe(sizes.has(`hook-${k}`));
+    }
+  });
+});
