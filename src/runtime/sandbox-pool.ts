@@ -462,14 +462,12 @@ export class SandboxPool {
    * is still on its way).
    */
   private computed(worker: SandboxWorker, run: PendingRun, now: number): number {
-    if (Atomics.load(worker.runStates, CURRENT_RUN) !== run.seq) return 0;
-    const sliceStart = worker.meter[0]!;
-    return worker.meter[1]! + (sliceStart > 0 ? performance.timeOrigin + now - sliceStart : 0);
+    return Atomics.load(worker.runStates, CURRENT_RUN) === run.seq ? this.computing(worker, now) : 0;
   }
 
   /**
-   * The time the run `worker` is on now (or ended last) has computed, from the worker's meter: the
-   * run of `computed` without asking which one it is. A worker between two runs reads 0.
+   * The time the run `worker` is on now (or ended last) has computed, from the worker's meter: that
+   * of `computed` without asking which run it is. A worker that has just started a run reads 0.
    */
   private computing(worker: SandboxWorker, now: number): number {
     const sliceStart = worker.meter[0]!;

@@ -113,6 +113,13 @@ async function drain(): Promise<void> {
 }
 
 async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
+  if (message.code === undefined) {
+    // The server sent no code for a hook this worker does not hold: never expected (see CodeCache).
+    // The worker is not used again, so that a new one starts with both copies empty.
+    halted = true;
+    post({ type: 'done', outcome: { ok: false, kind: 'thrown', message: 'The hook runtime failed' }, console: [], compiles: sandbox.stats().compiles, reusable: false });
+    return;
+  }
   const consoleLines: string[] = [];
   const responseBrand = randomUUID();
   const host: SandboxGlobals['host'] = guestLibrary(consoleLines, responseBrand);
@@ -121,13 +128,6 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     else host[name] = Object.fromEntries(methods.map((method) => [method, remote(name, method)]));
   }
   growRefused = false;
-  if (message.code === undefined) {
-    // The server sent no code for a hook this worker does not hold: never expected (see CodeCache).
-    // The worker is not used again, so that a new one starts with both copies empty.
-    halted = true;
-    post({ type: 'done', outcome: { ok: false, kind: 'thrown', message: 'The hook runtime failed' }, console: [], compiles: sandbox.stats().compiles, reusable: false });
-    return;
-  }
   let outcome = await sandbox.run(message.code, { values: message.values, host, readInstance: message.readInstance }, message.cacheKey);
   calls.clear();
   // A run that failed after reaching the cap may fail with anything, even `null` when the engine

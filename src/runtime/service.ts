@@ -165,16 +165,15 @@ function namedIn(hook: HookInvocation['hook']): ReadonlySet<string> {
  */
 function grantsOf(invocation: HookInvocation, env: Record<string, string>): Grants {
   const named = namedIn(invocation.hook);
-  const names = (name: string) => named.has(name);
   return {
     instance: invocation.instance ?? null,
-    headers: names('headers') ? (invocation.headers ?? {}) : undefined,
-    request: names('request') ? (invocation.request ?? null) : undefined,
-    user: names('user') ? (invocation.user ?? null) : undefined,
-    env: names('env') ? env : undefined,
+    headers: named.has('headers') ? (invocation.headers ?? {}) : undefined,
+    request: named.has('request') ? (invocation.request ?? null) : undefined,
+    user: named.has('user') ? (invocation.user ?? null) : undefined,
+    env: named.has('env') ? env : undefined,
     // Code that names neither cannot wait for the server, so the sandbox may queue it in a busy worker.
-    fetch: names('fetch'),
-    db: invocation.db !== undefined && names('db'),
+    fetch: named.has('fetch'),
+    db: invocation.db !== undefined && named.has('db'),
   };
 }
 
