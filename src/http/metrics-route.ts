@@ -1,14 +1,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { TrellisError } from '../platform/errors.js';
+import { isLoopbackHost } from './loopback.js';
 import type { Services } from '../services.js';
 
 const LOOPBACK = /^(?:127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|::ffff:127\.\d{1,3}\.\d{1,3}\.\d{1,3})$/;
 
 /**
  * `GET /metrics`: Prometheus exposition text. With TRELLIS_METRICS_TOKEN set, the caller sends it as
- * a bearer token; without, only a caller on this machine that came through no proxy may read it
- * (a forwarded request from a proxy on the same machine is refused).
+ * a bearer token; without, only a caller on this machine that came through no proxy and names a
+ * loopback host may read it (a forwarded request from a proxy on the same machine is refused, and
+ * so is a page of another site that rebinds its DNS name to this machine).
  */
 export function registerMetricsRoute(app: FastifyInstance, services: Services): void {
   const { metrics, config } = services.ctx;
@@ -21,7 +23,7 @@ export function registerMetricsRoute(app: FastifyInstance, services: Services): 
         throw new TrellisError('UNAUTHENTICATED', 'GET /metrics needs the bearer token set in TRELLIS_METRICS_TOKEN');
       }
     } else if (!directLoopback(request)) {
-      throw new TrellisError('FORBIDDEN', 'GET /metrics answers only callers on this machine; set TRELLIS_METRICS_TOKEN to read it from elsewhere with that bearer token');
+      throw new TrellisError('FORBIDDEN', 'GET /metrics answers only callers on this machine that address it as localhost or 127.0.0.1, through no proxy; set TRELLIS_METRICS_TOKEN to read it from elsewhere with that bearer token');
     }
     const { contentType, body } = await metrics.scrape();
     return reply.type(contentType).header('cache-control', 'no-store').send(body);
@@ -30,5 +32,5 @@ export function registerMetricsRoute(app: FastifyInstance, services: Services): 
 
 function directLoopback(request: FastifyRequest): boolean {
   const forwarded = request.headers['x-forwarded-for'] !== undefined || request.headers.forwarded !== undefined || request.headers['x-real-ip'] !== undefined;
-  return !forwarded && LOOPBACK.test(request.socket.remoteAddress ?? '');
+  return !forwarded && LOOPBACK.test(request.socket.remoteAddress ?? '') && isLoopbackHost(request.hostname);
 }

@@ -2,6 +2,7 @@ import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../access/permissions.js';
 import { bearerToken } from '../http/auth.js';
+import { isLoopbackHost } from '../http/loopback.js';
 import { TrellisError, toTrellisError, unauthenticated } from '../platform/errors.js';
 import { WindowLimiter } from '../platform/limits.js';
 import type { Services } from '../services.js';
@@ -261,28 +262,24 @@ async function forward(reply: FastifyReply, response: Response) {
   return reply.send(await response.text());
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /**
  * DNS-rebinding protection: on a loopback-bound server the Host must be a loopback name (or the
  * public URL's host), and a browser Origin must be this server's own or an allowed CORS origin.
  */
 async function hostOrOriginRefusal(request: FastifyRequest, services: Services, publicUrl: URL | undefined): Promise<string | undefined> {
-  const loopbackBound = isLoopback(services.ctx.config.host);
-  if (loopbackBound && !isLoopback(request.hostname) && request.hostname !== publicUrl?.hostname) {
+  const loopbackBound = isLoopbackHost(services.ctx.config.host);
+  if (loopbackBound && !isLoopbackHost(request.hostname) && request.hostname !== publicUrl?.hostname) {
     return `Host ${request.host} is not allowed`;
   }
   const origin = request.headers.origin;
   if (!origin) return undefined;
   if (publicUrl?.origin === origin) return undefined;
-  if (loopbackBound && URL.canParse(origin) && isLoopback(new URL(origin).hostname)) return undefined;
+  if (loopbackBound && URL.canParse(origin) && isLoopbackHost(new URL(origin).hostname)) return undefined;
   return (await services.application.allowsOrigin(origin)) ? undefined : `Origin ${origin} is not allowed`;
 }
 
 
-function isLoopback(host: string): boolean {
-  return LOOPBACK_HOSTS.has(host) || host.startsWith('127.');
-}
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];

@@ -30,7 +30,7 @@ export function readLiveLock(dataDir: string): DataDirLock | undefined {
 
 /** Takes the folder for this process; throws when another live process holds it. */
 export function acquireLock(dataDir: string): { token: string; publish(url: string): void; release(): void } {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, LOCK_FILE);
   const holder = readLiveLock(dataDir);
   if (holder && holder.pid !== process.pid) {
@@ -61,7 +61,7 @@ export function acquireLock(dataDir: string): { token: string; publish(url: stri
 export function dataDirSecret(dataDir: string): string {
   const existing = readDataDirSecret(dataDir);
   if (existing) return existing;
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const secret = randomSecret(48);
   writeFileSync(join(dataDir, SECRET_FILE), secret, { mode: 0o600, flag: 'wx' });
   return secret;

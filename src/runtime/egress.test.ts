@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_EGRESS_LIMITS, EgressError, EgressPolicy, guardedFetch } from './egress.js';
 
@@ -27,7 +28,7 @@ async function loopbackServer(handler: (request: IncomingMessage, response: Serv
 }
 
 describe('EgressPolicy', () => {
-  const policy = new EgressPolicy();
+  const policy = new EgressPolicy([], () => []);
 
   it.each([
     ['127.0.0.1', 'loopback'],
@@ -72,6 +73,13 @@ describe('EgressPolicy', () => {
     ['::ffff:10.0.0.1%eth0', 'private'],
     ['fe80::1%lo', 'link-local'],
     ['2001:db8::1', 'documentation'],
+    ['3fff:0:1::1', 'documentation'],
+    ['192.0.2.200', 'documentation'],
+    ['198.51.100.7', 'documentation'],
+    ['203.0.113.9', 'documentation'],
+    ['::ffff:203.0.113.9', 'documentation'],
+    ['192.88.99.1', 'reserved'],
+    ['255.255.255.255', 'reserved'],
     ['100::1', 'discard-only'],
     ['fec0::1', 'site-local'],
   ])('refuses %s as %s', (address, label) => {
@@ -90,6 +98,16 @@ describe('EgressPolicy', () => {
     expect(allowing.refusal('10.0.0.8', 'x.test', 80)).toBe('private');
     expect(allowing.refusal('192.168.0.3', 'hooks.internal', 8080)).toBeUndefined();
     expect(allowing.refusal('192.168.0.3', 'hooks.internal', 8081)).toBe('private');
+  });
+
+  it('refuses the addresses of this machine’s own interfaces, in any spelling, unless allow-listed', () => {
+    const own = new EgressPolicy([], () => ['93.184.216.34', '2606:4700:4700::1111', 'fe80::1%eth0']);
+    expect(own.refusal('93.184.216.34', 'self.example', 80)).toBe('own');
+    expect(own.refusal('::ffff:93.184.216.34', 'self.example', 80)).toBe('own');
+    expect(own.refusal('2606:4700:4700:0:0:0:0:1111', 'self.example', 80)).toBe('own');
+    expect(own.refusal('2606:4700:4700::1112', 'self.example', 80)).toBeUndefined();
+    expect(own.refusal('93.184.216.35', 'self.example', 80)).toBeUndefined();
+    expect(new EgressPolicy(['93.184.216.34'], () => ['93.184.216.34']).refusal('93.184.216.34', 'self.example', 80)).toBeUndefined();
   });
 
   it.each(['10.0.0.0/33', 'not a host', 'http://x.test', '::1/129'])('rejects the allow-list entry %s', (entry) => {
@@ -140,6 +158,30 @@ describe('guardedFetch', () => {
     const before = target.hits.length;
     await expect(guardedFetch({ url: url() }, new EgressPolicy())).rejects.toThrow(/^fetch refused: .* address; hooks may not reach it/);
     expect(target.hits.length).toBe(before);
+  });
+
+  // A service of this machine listening on every interface, reached through the machine's own address.
+  const external = Object.values(networkInterfaces())
+    .flatMap((entries) => entries ?? [])
+    .find(({ family, internal }) => family === 'IPv4' && !internal)?.address;
+  it.runIf(external)('refuses the address of this machine’s network interface without connecting', async () => {
+    const hits: string[] = [];
+    const server = createServer((request, response) => {
+      hits.push(String(request.url));
+      response.end('internal');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      await expect(guardedFetch({ url: `http://${external}:${port}/own` }, new EgressPolicy())).rejects.toThrow(
+        `fetch refused: ${external} is an address of this server; hooks may not reach it unless TRELLIS_HOOK_EGRESS_ALLOW lists it`,
+      );
+      expect(hits).toEqual([]);
+      const allowed = await guardedFetch({ url: `http://${external}:${port}/allowed` }, new EgressPolicy([`${external}:${port}`]));
+      expect(allowed.body).toBe('internal');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('reaches an allow-listed loopback server and returns status, headers and body', async () => {

@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { parseEgressAllowEntry } from '../platform/egress-allow-list.js';
 
 /** Limits of one outbound request made by hook code. */
@@ -47,8 +48,12 @@ const RANGES: ReadonlyArray<[string, number, Family, string]> = [
   ['169.254.0.0', 16, 4, 'link-local'],
   ['172.16.0.0', 12, 4, 'private'],
   ['192.0.0.0', 24, 4, 'reserved'],
+  ['192.0.2.0', 24, 4, 'documentation'],
+  ['192.88.99.0', 24, 4, 'reserved'],
   ['192.168.0.0', 16, 4, 'private'],
   ['198.18.0.0', 15, 4, 'reserved'],
+  ['198.51.100.0', 24, 4, 'documentation'],
+  ['203.0.113.0', 24, 4, 'documentation'],
   ['224.0.0.0', 4, 4, 'multicast'],
   ['240.0.0.0', 4, 4, 'reserved'],
   ['::', 128, 6, 'unspecified'],
@@ -56,6 +61,7 @@ const RANGES: ReadonlyArray<[string, number, Family, string]> = [
   ['64:ff9b:1::', 48, 6, 'local-use NAT64'],
   ['100::', 64, 6, 'discard-only'],
   ['2001:db8::', 32, 6, 'documentation'],
+  ['3fff::', 20, 6, 'documentation'],
   ['fec0::', 10, 6, 'site-local'],
   ['fc00::', 7, 6, 'private'],
   ['fe80::', 10, 6, 'link-local'],
@@ -70,7 +76,8 @@ const FORBIDDEN = RANGES.map(([network, prefix, family, label]) => {
 
 /**
  * Which destinations hook code may reach. Refused by default: loopback, private, link-local
- * (cloud metadata included), unspecified, carrier-grade NAT, multicast and reserved ranges, also
+ * (cloud metadata included), unspecified, carrier-grade NAT, multicast, documentation and reserved
+ * ranges, and every address of this machine's own interfaces (a public one too), also
  * when written as IPv4-mapped, IPv4-compatible or NAT64 IPv6. `allow` entries lift the refusal:
  * `host` or `host:port` (matched against the URL's host name), an IP address or a CIDR range
  * (matched against every resolved address).
@@ -81,8 +88,16 @@ const FORBIDDEN = RANGES.map(([network, prefix, family, label]) => {
 export class EgressPolicy {
   private readonly allowedNetworks = new BlockList();
   private readonly allowedHosts = new Set<string>();
+  private own: { addresses: ReadonlySet<string>; read: number } = { addresses: new Set(), read: -Infinity };
 
-  constructor(allow: readonly string[] = []) {
+  /**
+   * @param ownAddresses the addresses of this machine's interfaces besides loopback (read again every
+   * few seconds): a public address of the server itself reaches its own services as loopback would
+   */
+  constructor(
+    allow: readonly string[] = [],
+    private readonly ownAddresses: () => readonly string[] = interfaceAddresses,
+  ) {
     for (const entry of allow) this.add(entry.trim().toLowerCase());
   }
 
@@ -95,11 +110,19 @@ export class EgressPolicy {
     if (this.allowedHosts.has(host) || this.allowedHosts.has(`${host}:${port}`)) return undefined;
     const candidates = [address, ...embeddedIPv4s(address)];
     if (candidates.some((ip) => this.allowedNetworks.check(ip, familyOf(ip)))) return undefined;
+    const own = this.ownSet();
+    if (candidates.some((ip) => own.has(canonical(ip)))) return OWN;
     for (const ip of candidates) {
       const label = FORBIDDEN.find(({ list }) => list.check(ip, familyOf(ip)))?.label;
       if (label) return label;
     }
     return undefined;
+  }
+
+  private ownSet(): ReadonlySet<string> {
+    const now = performance.now();
+    if (now - this.own.read > OWN_ADDRESSES_TTL_MS) this.own = { addresses: new Set(this.ownAddresses().map(canonical)), read: now };
+    return this.own.addresses;
   }
 
   private add(text: string): void {
@@ -110,6 +133,21 @@ export class EgressPolicy {
     else if (entry.kind === 'address') this.allowedNetworks.addAddress(entry.address, entry.family);
     else this.allowedHosts.add(entry.host);
   }
+}
+
+/** The reason `refusal` gives for an address of one of this machine's own interfaces. */
+export const OWN = 'own';
+/** How long the list of this machine's addresses is kept before it is read again. */
+const OWN_ADDRESSES_TTL_MS = 5000;
+
+function interfaceAddresses(): string[] {
+  return Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).filter(({ internal }) => !internal).map(({ address }) => address));
+}
+
+/** One spelling per address: IPv6 groups in full lower-case hex without a zone, IPv4 as it is. */
+function canonical(ip: string): string {
+  const groups = ipv6Groups(ip);
+  return groups ? groups.map((group) => group.toString(16)).join(':') : ip;
 }
 
 function familyOf(ip: string): 'ipv4' | 'ipv6' {
@@ -221,7 +259,10 @@ async function vet(url: URL, policy: EgressPolicy): Promise<Vetted> {
   const addresses = isIP(host) ? [{ address: host, family: isIP(host) as Family }] : await resolve(host);
   for (const { address } of addresses) {
     const reason = policy.refusal(address, url.hostname.toLowerCase(), port);
-    if (reason) throw new EgressError(`fetch refused: ${url.hostname} is a ${reason} address; hooks may not reach it unless TRELLIS_HOOK_EGRESS_ALLOW lists it`);
+    if (reason) {
+      const what = reason === OWN ? 'an address of this server' : `a ${reason} address`;
+      throw new EgressError(`fetch refused: ${url.hostname} is ${what}; hooks may not reach it unless TRELLIS_HOOK_EGRESS_ALLOW lists it`);
+    }
   }
   return addresses[0]!;
 }

@@ -118,7 +118,13 @@ describe('MCP authentication and limits', () => {
 
   it('refuses a Host that is not loopback on a loopback-bound server (DNS rebinding)', async () => {
     expect(await statusWith(server, adminKey, { host: 'attacker.example' })).toBe(403);
+    // A DNS name that only looks like a loopback address is a name like any other.
+    const port = new URL(server.url).port;
+    expect(await statusWith(server, adminKey, { host: `127.attacker.example:${port}` })).toBe(403);
+    expect(await statusWith(server, adminKey, { host: new URL(server.url).host, origin: `http://127.attacker.example:${port}` })).toBe(403);
     expect(await statusWith(server, adminKey, { host: new URL(server.url).host })).toBe(200);
+    expect(await statusWith(server, adminKey, { host: `127.0.0.2:${port}`, origin: `http://127.0.0.2:${port}` })).toBe(200);
+    expect(await statusWith(server, adminKey, { host: `localhost:${port}`, origin: `http://[::1]:${port}` })).toBe(200);
   });
 
   it('accepts the Host and Origin of TRELLIS_PUBLIC_URL', async () => {

@@ -1,3 +1,4 @@
+import { get as httpGet } from 'node:http';
 import { startSmtpReceiver, type SmtpReceiver } from '../helpers/smtp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWNER, TEST_ENV } from '../helpers/env.js';
@@ -108,6 +109,22 @@ describe('request ids, metrics and their protection', () => {
     expect(text).not.toContain('very-secret-value');
     expect(text).not.toContain('/api/webhook/echo');
     expect(text).not.toContain('/no/such/route');
+  });
+
+  it('refuses /metrics to a request naming another host, as a page of another site rebound to this machine would', async () => {
+    const port = new URL(server.url).port;
+    const statusFor = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const request = httpGet(`${server.url}/metrics`, { headers: { host } }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        request.on('error', reject);
+      });
+    expect(await statusFor(`attacker.example:${port}`)).toBe(403);
+    expect(await statusFor(`127.attacker.example:${port}`)).toBe(403);
+    expect(await statusFor(`localhost:${port}`)).toBe(200);
+    expect(await statusFor(`127.0.0.1:${port}`)).toBe(200);
   });
 
   it('refuses /metrics to a request that came through a proxy, even from this machine', async () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,8 +16,8 @@ function freshDataDir(): string {
 }
 
 describe.runIf(!usingPostgres)('trellis serve on an empty embedded data folder', () => {
-  it('creates the application, prints the generated owner password once, and serves', { timeout: 90_000 }, async () => {
-    const dataDir = freshDataDir();
+  it('creates the application in a folder of its own, prints the generated owner password once, and serves', { timeout: 90_000 }, async () => {
+    const dataDir = join(freshDataDir(), 'data');
     const env = { TRELLIS_DATA_DIR: dataDir, PORT: '0', TRELLIS_LOG_LEVEL: 'warn', TRELLIS_ADMIN_EMAIL: 'boss@example.com' };
     const first = await spawnServer(env);
     const password = /shown once.*: (\S+)/.exec(first.output())?.[1];
@@ -26,12 +26,19 @@ describe.runIf(!usingPostgres)('trellis serve on an empty embedded data folder',
     expect(await login(first.url, 'boss@example.com', password)).toMatch(/^trs_/);
     expect(existsSync(join(dataDir, 'secret.key'))).toBe(true);
     expect(JSON.parse(readFileSync(join(dataDir, 'trellis.lock'), 'utf8')).url).toBe(first.url);
+    // Other accounts of the machine reach nothing: PGlite writes its files 0666, its folder is 0700.
+    const modeOf = (path: string) => statSync(path).mode & 0o777;
+    expect([dataDir, join(dataDir, 'pgdata')].map(modeOf)).toEqual([0o700, 0o700]);
+    expect([join(dataDir, 'secret.key'), join(dataDir, 'trellis.lock')].map(modeOf)).toEqual([0o600, 0o600]);
     expect(await first.stop()).toBe(0);
     expect(existsSync(join(dataDir, 'trellis.lock'))).toBe(false);
+    // A folder an earlier version left open to every account is closed at the next start.
+    chmodSync(join(dataDir, 'pgdata'), 0o755);
 
     const second = await spawnServer(env);
     expect(second.output()).not.toContain('shown once');
     expect(await login(second.url, 'boss@example.com', password)).toMatch(/^trs_/);
+    expect(modeOf(join(dataDir, 'pgdata'))).toBe(0o700);
     expect(await second.stop()).toBe(0);
   });
 

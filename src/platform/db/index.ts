@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { DISK_RESERVE_MB, diskReserveCheck, freeBytesOf } from './disk-reserve.js';
 import { NotificationListener } from './listener.js';
 import { migrateToLatest } from './migrations.js';
 import { PGliteDialect } from './pglite-dialect.js';
-import { createPGliteFolder } from './pglite-template.js';
+import { createPGliteFolder, privateFolder } from './pglite-template.js';
 import type { Database } from './types.js';
 
 export type { Database } from './types.js';
@@ -71,14 +71,14 @@ const PGLITE_CONF = ['shared_buffers = 16MB', 'wal_buffers = 1MB'];
 export async function loadPGliteDataDir(dataDir: string, tarball: Uint8Array): Promise<void> {
   const { PGlite } = await import('@electric-sql/pglite');
   const folder = pgliteFolder(dataDir);
-  mkdirSync(folder, { recursive: true });
+  privateFolder(folder);
   const pglite = await PGlite.create(folder, { loadDataDir: new Blob([new Uint8Array(tarball)]), postgresqlconf: PGLITE_CONF });
   await pglite.close();
 }
 
 async function openPGlite(dataDir: string, diskReserveMb: number): Promise<DatabaseHandle> {
   const folder = pgliteFolder(dataDir);
-  mkdirSync(folder, { recursive: true });
+  privateFolder(folder);
   if (!existsSync(join(folder, 'PG_VERSION'))) await createPGliteFolder(folder, PGLITE_CONF);
   const { PGlite } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create(folder, { postgresqlconf: PGLITE_CONF });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -38,6 +38,13 @@ describe.skipIf(process.env.TRELLIS_TEST_DATABASE === 'postgres')('createPGliteF
     expect(templates[0]).toMatch(/^pglite-\d+\.\d+\.\d+-[0-9a-f]{16}$/);
     expect(existsSync(join(cache, 'pglite-0.0.2-recent'))).toBe(true);
     for (const folder of folders) expect(await migrationsOf(folder)).toEqual(Object.keys(MIGRATIONS).sort());
+    // The template and each copy are closed to other accounts (PGlite writes its files 0666).
+    const modeOf = (path: string) => statSync(path).mode & 0o777;
+    expect([cache, ...folders].map(modeOf)).toEqual([0o700, 0o700, 0o700]);
+    // A cache an earlier version left open is closed at the next copy.
+    chmodSync(cache, 0o755);
+    await createPGliteFolder(join(root, 'data-3', 'pgdata'), CONF, cache);
+    expect([cache, join(root, 'data-3', 'pgdata')].map(modeOf)).toEqual([0o700, 0o700]);
   });
 
   it('makes anew a folder holding the remains of a creation cut short (files but no PG_VERSION)', async () => {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,7 @@ export async function createPGliteFolder(folder: string, conf: readonly string[]
   } catch (error) {
     if (!isUnwritable(error)) throw error;
   }
-  mkdirSync(folder, { recursive: true });
+  privateFolder(folder);
   if (template) {
     const marker = join(template, MARKER);
     try {
@@ -47,8 +47,15 @@ export async function createPGliteFolder(folder: string, conf: readonly string[]
 /** The template folder for this build and `conf`, made first when missing. */
 async function ensureTemplate(script: string, conf: readonly string[], cache: string): Promise<string> {
   const template = join(cache, templateName(script, conf));
-  if (existsSync(join(template, MARKER))) return template;
-  mkdirSync(dirname(template), { recursive: true });
+  if (existsSync(join(template, MARKER))) {
+    try {
+      chmodSync(dirname(template), 0o700);
+    } catch {
+      // Made private by whoever made it, or read-only: the copy is taken as it is.
+    }
+    return template;
+  }
+  privateFolder(dirname(template));
   const staging = `${template}.${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     await makeDatabase(script, staging, conf);
@@ -116,13 +123,23 @@ function makeDatabase(script: string | undefined, folder: string, conf: readonly
   const args = script
     ? [script, folder, JSON.stringify(conf)]
     : ['--input-type=module', '-e', bare, createRequire(import.meta.url).resolve('@electric-sql/pglite'), folder, JSON.stringify(conf)];
-  mkdirSync(folder, { recursive: true });
+  privateFolder(folder);
   return new Promise<void>((resolve, reject) => {
     execFile(process.execPath, args, { maxBuffer: 1024 * 1024 }, (error, _stdout, stderr) => {
       if (error) reject(new Error(`Could not create the embedded database in ${folder}: ${stderr.trim().split('\n').slice(-3).join(' ') || error.message}`));
       else resolve();
     });
   });
+}
+
+/**
+ * Makes `folder` (and its missing parents) and gives it mode 0700: PGlite writes the database's
+ * files readable and writable by every account (0666), so the folder that holds them is what keeps
+ * other accounts of the machine out of the data, as PostgreSQL requires of its data directory.
+ */
+export function privateFolder(folder: string): void {
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  chmodSync(folder, 0o700);
 }
 
 function isUnwritable(error: unknown): boolean {
