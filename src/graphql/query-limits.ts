@@ -14,6 +14,12 @@ import { MAX_LIST_LIMIT } from '../tables/record-schema.js';
 export const MAX_QUERY_DEPTH = 10;
 /** Largest estimated number of fields an operation may resolve. */
 export const MAX_QUERY_COST = 50_000;
+/**
+ * What one statement that reads a table counts as, in fields: a page of records, and the count of
+ * `total`, which scans every record matching the filter whatever the page's `limit` (0 included).
+ * An operation makes at most MAX_QUERY_COST / STATEMENT_COST of them.
+ */
+export const STATEMENT_COST = 1000;
 
 interface Measure {
   depth: number;
@@ -24,7 +30,9 @@ interface Measure {
  * Validation rules that refuse an operation nested deeper than MAX_QUERY_DEPTH or whose
  * estimated cost passes MAX_QUERY_COST. Cost counts each field once per item its enclosing lists
  * may return: a field with a `limit` argument multiplies what it selects by that limit (its default
- * when absent, 500 when it is a variable). Introspection (`__schema`, `__type`) is not counted.
+ * when absent, 500 when it is a variable). A page of records (a root field with a `limit`) also
+ * counts STATEMENT_COST for its statement, and its `total` STATEMENT_COST for the count, which
+ * the page's `limit` does not multiply. Introspection (`__schema`, `__type`) is not counted.
  */
 export const queryLimitRules = [
   (context: ValidationContext): ASTVisitor => ({
@@ -58,6 +66,10 @@ interface Walk {
   paged: ReadonlyMap<string, number>;
 }
 
+/** Where a selection is: in a page of records (its `items` are `limit` items, its `total` a count), or elsewhere. */
+type Place = { page: false } | { page: true; limit: number };
+const ELSEWHERE: Place = { page: false };
+
 function pagedFields(context: ValidationContext): ReadonlyMap<string, number> {
   const paged = new Map<string, number>();
   for (const [name, field] of Object.entries(context.getSchema().getQueryType()?.getFields() ?? {})) {
@@ -67,17 +79,17 @@ function pagedFields(context: ValidationContext): ReadonlyMap<string, number> {
   return paged;
 }
 
-function measureSelection(selectionSet: SelectionSetNode, walk: Walk): Measure {
+function measureSelection(selectionSet: SelectionSetNode, walk: Walk, place: Place = ELSEWHERE): Measure {
   let depth = 0;
   let cost = 0;
   for (const selection of selectionSet.selections) {
     let inner: Measure;
     if (selection.kind === Kind.FIELD) {
-      inner = measureField(selection, walk);
+      inner = measureField(selection, walk, place);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      inner = measureSelection(selection.selectionSet, walk);
+      inner = measureSelection(selection.selectionSet, walk, place);
     } else {
-      const measured = measureFragment(selection.name.value, walk);
+      const measured = measureFragment(selection.name.value, walk, place);
       if (!measured) continue;
       inner = measured;
     }
@@ -87,22 +99,36 @@ function measureSelection(selectionSet: SelectionSetNode, walk: Walk): Measure {
   return { depth, cost };
 }
 
-/** A fragment's depth and cost do not depend on where it is spread; undefined for an unknown fragment or a cycle. */
-function measureFragment(name: string, walk: Walk): Measure | undefined {
-  const known = walk.measured.get(name);
+/**
+ * A fragment's depth and cost depend only on the place it is spread in; undefined for an unknown
+ * fragment or a cycle.
+ */
+function measureFragment(name: string, walk: Walk, place: Place): Measure | undefined {
+  const key = place.page ? `${name} ${place.limit}` : name;
+  const known = walk.measured.get(key);
   if (known) return known;
   const fragment = walk.fragments.get(name);
   if (!fragment || walk.visiting.has(name)) return undefined;
   walk.visiting.add(name);
-  const measure = measureSelection(fragment.selectionSet, walk);
+  const measure = measureSelection(fragment.selectionSet, walk, place);
   walk.visiting.delete(name);
-  walk.measured.set(name, measure);
+  walk.measured.set(key, measure);
   return measure;
 }
 
-function measureField(field: FieldNode, walk: Walk): Measure {
-  if (field.name.value.startsWith('__')) return { depth: 0, cost: 0 };
+function measureField(field: FieldNode, walk: Walk, place: Place): Measure {
+  const name = field.name.value;
+  if (name.startsWith('__')) return { depth: 0, cost: 0 };
+  if (place.page && name === 'total') return { depth: 1, cost: STATEMENT_COST };
   if (!field.selectionSet) return { depth: 1, cost: 1 };
+  if (place.page && name === 'items') {
+    const inner = measureSelection(field.selectionSet, walk);
+    return { depth: inner.depth + 1, cost: 1 + inner.cost * place.limit };
+  }
+  if (walk.paged.has(name)) {
+    const inner = measureSelection(field.selectionSet, walk, { page: true, limit: listSize(field, walk) });
+    return { depth: inner.depth + 1, cost: STATEMENT_COST + inner.cost };
+  }
   const inner = measureSelection(field.selectionSet, walk);
   return { depth: inner.depth + 1, cost: 1 + inner.cost * listSize(field, walk) };
 }

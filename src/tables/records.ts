@@ -130,6 +130,15 @@ export class RecordService {
 
   /** A page of records: `filter` and `sort` as in record-query.ts, `limit` 50 by default, at most 500. */
   async list(principal: Principal, tableName: string, input: RecordQueryInput = {}, db: Db = this.ctx.db): Promise<RecordPage> {
+    const { items, total } = await this.page(principal, tableName, input, db);
+    return { items, total: await total() };
+  }
+
+  /**
+   * The records of a page, and how to count all that match the filter: a second statement, a scan
+   * of the table, made only when `total` is called (GraphQL calls it when `total` is selected).
+   */
+  async page(principal: Principal, tableName: string, input: RecordQueryInput = {}, db: Db = this.ctx.db): Promise<{ items: RecordOutput[]; total: () => Promise<number> }> {
     requireRecordAccess(principal);
     const query = parseInput(recordQueryInput, input ?? {});
     const table = await this.table(db, tableName);
@@ -137,8 +146,8 @@ export class RecordService {
     const order = orderBy(table, query.sort);
     const from = sql.table(table.sqlName);
     const rows = await sql<Record<string, unknown>>`select ${selectList(table)} from ${from} where ${where} order by ${order} limit ${query.limit} offset ${query.offset}`.execute(db);
-    const count = await sql<{ total: number }>`select count(*)::int as total from ${from} where ${where}`.execute(db);
-    return { items: rows.rows.map((row) => toRecordOutput(table, row)), total: count.rows[0]?.total ?? 0 };
+    const total = async () => (await sql<{ total: number }>`select count(*)::int as total from ${from} where ${where}`.execute(db)).rows[0]?.total ?? 0;
+    return { items: rows.rows.map((row) => toRecordOutput(table, row)), total };
   }
 
   /** One record, or null when no record has this `_id`. */

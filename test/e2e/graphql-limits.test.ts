@@ -89,6 +89,23 @@ describe('GraphQL documents built to exhaust the server', () => {
     expect(result.ms).toBeLessThan(2000);
   });
 
+  it('counts each page and each total as a statement, whatever the limit: an alias flood of counts is refused', async () => {
+    // limit: 0 selects no record, but each `total` still scans the table.
+    const counts = Array.from({ length: 60 }, (_, i) => `c${i}: listItem(limit: 0) { total }`).join(' ');
+    const refused = await send(tokens.integration, `{ ${counts} }`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors![0]!.message).toMatch(/^Query may resolve about 120000 fields; the limit is 50000/);
+    const pages = Array.from({ length: 60 }, (_, i) => `p${i}: listItem(limit: 0) { items { _id } }`).join(' ');
+    expect((await send(tokens.session, `{ ${pages} }`)).status).toBe(400);
+    // A dashboard's worth of pages with their totals passes, through fragments too.
+    const dashboard = await send(
+      tokens.integration,
+      `{ a: listItem(limit: 5) { ...Page } b: listItem(limit: 0) { total } c: listItem { items { _id } } } fragment Page on ItemPage { total items { _id title } }`,
+    );
+    expect(dashboard.status).toBe(200);
+    expect(dashboard.body.data).toEqual({ a: { total: 0, items: [] }, b: { total: 0 }, c: { items: [] } });
+  });
+
   it('refuses a document of more than 5000 tokens before validating it', async () => {
     const aliases = Array.from({ length: 3000 }, (_, i) => `a${i}: __typename`).join(' ');
     const result = await send(tokens.session, `{ ${aliases} }`);

@@ -7,8 +7,9 @@ export type { RecordTypeNames, TakenNames } from './names.js';
 
 function queryResolvers(table: RecordTable, names: RecordTypeNames): Record<string, Resolver> {
   return {
+    // `total` stays a function, which GraphQL's default resolver calls only when it is selected.
     [names.list]: (_s, args, ctx) =>
-      ctx.services.records.list(ctx.principal, table.id, { filter: args.filter, sort: args.sort, limit: args.limit, offset: args.offset }),
+      ctx.services.records.page(ctx.principal, table.id, { filter: args.filter, sort: args.sort, limit: args.limit, offset: args.offset }),
     [names.get]: (_s, args, ctx) => ctx.services.records.get(ctx.principal, table.id, args.Id),
   };
 }
