@@ -47,7 +47,7 @@ describe('URLs and the egress allow-list', () => {
 
 describe('TRELLIS_METRICS_TOKEN', () => {
   it.each([['a'], ['fifteen-chars-x']])('refuses %s, shorter than 16 characters, with a message naming the variable', (token) => {
-    expect(() => loadConfig({ TRELLIS_METRICS_TOKEN: token })).toThrow('Invalid environment:\n  TRELLIS_METRICS_TOKEN: TRELLIS_METRICS_TOKEN must be at least 16 characters');
+    expect(() => loadConfig({ TRELLIS_METRICS_TOKEN: token })).toThrow('Invalid environment:\n  TRELLIS_METRICS_TOKEN: must be at least 16 characters');
   });
 
   it('takes a token of 16 characters or more, and none when unset', () => {

@@ -50,14 +50,14 @@ const envSchema = z.object({
     ),
   TRELLIS_SECRET: z
     .string()
-    .min(32, 'TRELLIS_SECRET must be at least 32 characters')
+    .min(32, 'must be at least 32 characters')
     .optional()
     .describe('Key material (at least 32 characters) for environment-variable encryption; generated into the data folder when unset, required with TRELLIS_DATABASE_URL'),
   TRELLIS_APP_NAME: z.string().min(1).max(100).default('My Trellis app').describe('Name given to the application on first start'),
   TRELLIS_ADMIN_EMAIL: z.string().email().default('owner@example.com').describe('Owner created on first start'),
   TRELLIS_ADMIN_PASSWORD: z
     .string()
-    .min(8, 'TRELLIS_ADMIN_PASSWORD must be at least 8 characters')
+    .min(8, 'must be at least 8 characters')
     .optional()
     .describe("Owner's password on first start (at least 8 characters); generated and printed once when unset"),
   TRELLIS_PUBLIC_URL: urlOf(['https:', 'http:'])
@@ -115,7 +115,7 @@ const envSchema = z.object({
     .describe('Worker threads running hook code (started on demand; after a minute without a run all but one stop); a run that waits for one longer than twice TRELLIS_HOOK_TIMEOUT_MS fails as timeout'),
   TRELLIS_METRICS_TOKEN: z
     .string()
-    .min(16, 'TRELLIS_METRICS_TOKEN must be at least 16 characters')
+    .min(16, 'must be at least 16 characters')
     .optional()
     .describe('Bearer token that GET /metrics (Prometheus) requires; unset, /metrics answers only direct loopback callers'),
 });

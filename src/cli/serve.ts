@@ -1,12 +1,21 @@
 import type { Config } from '../config.js';
-import { startServer } from '../server.js';
+import { DataDirInUseError } from '../platform/data-dir.js';
+import { startServer, type RunningServer } from '../server.js';
 
 /** `trellis serve`: runs until SIGTERM/SIGINT, then drains requests and closes the database. */
 /** How long a stopping server answers with `Connection: close` before it closes. */
 const DRAIN_MS = 300;
 
 export async function serve(config: Config): Promise<number> {
-  const server = await startServer(config);
+  let server: RunningServer;
+  try {
+    server = await startServer(config);
+  } catch (error) {
+    const reason = startFailure(error, config);
+    if (reason === undefined) throw error;
+    console.error(`Trellis could not start: ${reason}`);
+    return 1;
+  }
   const database = config.databaseUrl ? 'PostgreSQL server (TRELLIS_DATABASE_URL)' : `${config.dataDir} (embedded PostgreSQL)`;
   console.log(`Data: ${database}`);
   const owner = server.bootstrap.owner;
@@ -30,4 +39,19 @@ export async function serve(config: Config): Promise<number> {
   await server.drain(DRAIN_MS);
   await server.close();
   return 0;
+}
+
+/**
+ * What to tell the person starting the server when the start failed for a reason of the machine
+ * (the port taken or not allowed, the data folder held by another server); undefined for anything
+ * else, which is a fault to show whole.
+ */
+function startFailure(error: unknown, config: Config): string | undefined {
+  if (error instanceof DataDirInUseError) return `${error.message}. Stop that server, or give this one another folder with TRELLIS_DATA_DIR.`;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const where = `${config.host}:${config.port}`;
+  if (code === 'EADDRINUSE') return `${where} is already in use by another program. Stop it, or choose another port, for example PORT=${config.port === 3000 ? 3001 : 3000} npm start (PORT=0 picks a free one).`;
+  if (code === 'EACCES') return `this user may not listen on ${where} (ports below 1024 need privileges). Choose another port with PORT, for example PORT=3000.`;
+  if (code === 'EADDRNOTAVAIL') return `${config.host} is not an address of this machine. Set HOST to one of its addresses, 127.0.0.1 or 0.0.0.0.`;
+  return undefined;
 }

@@ -28,13 +28,18 @@ export function readLiveLock(dataDir: string): DataDirLock | undefined {
   return isAlive(lock.pid) ? lock : undefined;
 }
 
-/** Takes the folder for this process; throws when another live process holds it. */
+/** The data folder is held by another live process. */
+export class DataDirInUseError extends Error {
+  override readonly name = 'DataDirInUseError';
+}
+
+/** Takes the folder for this process; throws DataDirInUseError when another live process holds it. */
 export function acquireLock(dataDir: string): { token: string; publish(url: string): void; release(): void } {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, LOCK_FILE);
   const holder = readLiveLock(dataDir);
   if (holder && holder.pid !== process.pid) {
-    throw new Error(`The data folder ${dataDir} is in use by process ${holder.pid} (${holder.url || 'starting'})`);
+    throw new DataDirInUseError(`The data folder ${dataDir} is in use by process ${holder.pid} (${holder.url || 'starting'})`);
   }
   rmSync(path, { force: true });
   const token = randomSecret();
