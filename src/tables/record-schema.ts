@@ -141,7 +141,8 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 
 /**
  * Checks a record's field values against its table. `create` also needs every required field;
- * `update` takes any subset (a partial update). `null` clears an optional field. Unknown fields
+ * `update` takes any subset (a partial update). `null` clears an optional field; a required one
+ * takes neither `null` nor text that is empty or only spaces. Unknown fields
  * (system fields included) are refused. Existence of referenced records is checked by the
  * caller inside its transaction.
  *
@@ -167,6 +168,7 @@ export function validateRecordData(table: RecordTable, data: unknown, mode: 'cre
     }
     const checked = FIELD_VALUE_CHECKS[field.type](value);
     if ('problem' in checked) issues.push({ field: `${path}.${key}`, message: checked.problem });
+    else if (field.required && typeof checked.value === 'string' && checked.value.trim() === '') issues.push({ field: `${path}.${key}`, message: 'is required: must not be empty or only spaces' });
     else values[key] = checked.value;
   }
   if (mode === 'create') {
