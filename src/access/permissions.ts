@@ -35,6 +35,8 @@ export interface Principal {
   readonly userId: string | null;
   /** That user's e-mail when authentication read it (sessions, `x-userid`), as hooks see the author. */
   readonly userEmail?: string;
+  /** That user's role name when authentication read it, as hooks see the author. */
+  readonly userRole?: string;
   readonly label: string;
   readonly isAdmin: boolean;
   /** Effective permissions for this request. */

@@ -127,18 +127,18 @@ export class AccessService {
       .selectFrom('user_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
       .innerJoin('roles as r', 'r.id', 'u.role_id')
-      .select(['u.id', 'u.email', 'u.disabled', 's.expires_at', 'r.permissions'])
+      .select(['u.id', 'u.email', 'u.disabled', 's.expires_at', 'r.permissions', 'r.name as role_name'])
       .where('s.token_hash', '=', sha256Hex(token))
       .executeTakeFirst();
     if (!row || row.disabled || row.expires_at.getTime() <= Date.now()) throw unauthenticated();
-    return userPrincipal(row.id, row.email, row.permissions, source);
+    return userPrincipal(row.id, row.email, row.permissions, source, row.role_name);
   }
 
   /** Loads a user's principal by id (used for `x-userid` and keys); throws when absent or disabled. */
   async principalForUser(userId: string, source: Principal['source']): Promise<Principal> {
     const user = await this.findUserWithRole(this.ctx.db, userId);
     if (!user || user.disabled) throw unauthenticated();
-    return userPrincipal(user.id, user.email, user.role_permissions, source);
+    return userPrincipal(user.id, user.email, user.role_permissions, source, user.role_name);
   }
 
   async listUsers(principal: Principal): Promise<User[]> {
@@ -386,9 +386,10 @@ export function userPrincipal(
   email: string,
   storedPermissions: readonly string[],
   source: Principal['source'],
+  roleName?: string,
 ): Principal {
   const permissions = rolePermissions(storedPermissions);
-  return { kind: 'user', userId, userEmail: email, label: email, isAdmin: permissions.has('admin'), permissions, source };
+  return { kind: 'user', userId, userEmail: email, ...(roleName === undefined ? {} : { userRole: roleName }), label: email, isAdmin: permissions.has('admin'), permissions, source };
 }
 
 async function assertAnotherActiveAdmin(trx: Db, exceptUserId: string): Promise<void> {

@@ -72,7 +72,7 @@ export function hookAuthoringGuide(limits: HookLimits): HookAuthoringGuide {
       {
         type: 'beforeSave',
         when: 'Before a record of its table (tableId) is created or updated, inside the save.',
-        receives: 'instance: the record as it will be saved (change it in place to change what is saved); user: the author ({ _id, email }) or null.',
+        receives: 'instance: the record as it will be saved (change it in place to change what is saved); user: the author ({ _id, email, role }: role is the name of their role) or null.',
         returns: 'Nothing. Throw an Error to reject the save: its message reaches the caller as a BAD_INPUT error and nothing is saved.',
         example: BEFORE_SAVE,
       },

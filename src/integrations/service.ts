@@ -59,6 +59,8 @@ export interface TokenIntegration {
 export interface ActingUser {
   id: string;
   email: string;
+  /** The name of the user's role. */
+  role: string;
 }
 
 interface CachedToken {
@@ -230,8 +232,13 @@ export class IntegrationService {
     let user = userId.length > MAX_USER_ID_LENGTH ? null : this.users.get(userId);
     if (user === undefined) {
       const generation = this.users.generation();
-      const row = await this.ctx.db.selectFrom('users').select(['id', 'email', 'disabled']).where('id', '=', userId).executeTakeFirst();
-      user = row && !row.disabled ? { id: row.id, email: row.email } : null;
+      const row = await this.ctx.db
+        .selectFrom('users as u')
+        .innerJoin('roles as r', 'r.id', 'u.role_id')
+        .select(['u.id', 'u.email', 'u.disabled', 'r.name as role'])
+        .where('u.id', '=', userId)
+        .executeTakeFirst();
+      user = row && !row.disabled ? { id: row.id, email: row.email, role: row.role } : null;
       this.users.set(userId, user, generation);
     }
     if (!user) throw forbidden(`x-userid: user '${userId}' does not exist or is disabled`, { field: 'x-userid' });
@@ -252,7 +259,7 @@ export function integrationPrincipal(
   return {
     kind: 'integration',
     userId: actingUser?.id ?? null,
-    ...(actingUser ? { userEmail: actingUser.email } : {}),
+    ...(actingUser ? { userEmail: actingUser.email, userRole: actingUser.role } : {}),
     label: actingUser ? `${label} for ${actingUser.email}` : label,
     isAdmin: false,
     permissions: new Set(),

@@ -28,7 +28,7 @@ export interface Grants {
   headers?: Record<string, string>;
   /** Webhooks: the request as received; null for save hooks. */
   request?: HookRequest | null;
-  user?: { _id: string; email?: string } | null;
+  user?: { _id: string; email?: string; role?: string } | null;
   env?: Record<string, string>;
   /** Whether the code gets `fetch`: only code that names it (see `namesCapability`). */
   fetch: boolean;

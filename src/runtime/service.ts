@@ -22,7 +22,7 @@ export interface HookInvocation {
   /** Webhooks: the request as received, the code's `request`. */
   request?: HookRequest;
   /** The author of the operation, visible to the code as `user`. */
-  user?: { _id: string; email?: string } | null;
+  user?: { _id: string; email?: string; role?: string } | null;
   /** Record access for the app's tables; without it the code has no `db`. */
   db?: HookDb;
   /** The HTTP request that caused the run, recorded in the run log. */

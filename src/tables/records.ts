@@ -50,6 +50,8 @@ export type SaveTrigger = 'beforeSave' | 'afterSave';
 export interface HookUser {
   _id: string;
   email: string;
+  /** The name of the user's role: a hook refuses a save to a role by it. */
+  role: string;
 }
 
 /** One run of hook code, as the hook runtime takes it. */
@@ -349,8 +351,13 @@ export class RecordService {
   /** The author as hooks see it: from the principal when authentication read the e-mail, else read. */
   private async author(principal: Principal): Promise<HookUser | null> {
     if (!principal.userId) return null;
-    if (principal.userEmail !== undefined) return { _id: principal.userId, email: principal.userEmail };
-    const user = await this.ctx.db.selectFrom('users').select(['id as _id', 'email']).where('id', '=', principal.userId).executeTakeFirst();
+    if (principal.userEmail !== undefined && principal.userRole !== undefined) return { _id: principal.userId, email: principal.userEmail, role: principal.userRole };
+    const user = await this.ctx.db
+      .selectFrom('users as u')
+      .innerJoin('roles as r', 'r.id', 'u.role_id')
+      .select(['u.id as _id', 'u.email', 'r.name as role'])
+      .where('u.id', '=', principal.userId)
+      .executeTakeFirst();
     return user ?? null;
   }
 

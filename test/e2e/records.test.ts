@@ -361,11 +361,19 @@ describe('save hooks', () => {
     expect((await gqlData(gql, 'query($Id: ID!) { getPayment(Id: $Id) { amount } }', { Id: created.createPayment._id })).getPayment).toEqual({ amount: 1 });
   });
 
-  it('shows the author to beforeSave hooks as user', async () => {
+  it('shows the author and their role to beforeSave hooks as user, which may refuse a save to a role', async () => {
     const signed = await createTable('Signed', [{ name: 'by', type: 'text' }]);
-    await gqlData(gql, HOOK, { n: 'sign', t: 'beforeSave', table: signed, c: "async function (instance) { instance.by = user ? user.email : 'nobody'; return instance; }" });
-    const created = await gqlData(gql, 'mutation { createSigned(data: {}) { by } }');
-    expect(created.createSigned).toEqual({ by: 'owner@example.com' });
+    const content = "async function (instance) { if (user && user.role === 'viewer') throw new Error('Viewers may not sign'); instance.by = user ? `${user.email} (${user.role})` : 'nobody'; return instance; }";
+    await gqlData(gql, HOOK, { n: 'sign', t: 'beforeSave', table: signed, c: content });
+    expect((await gqlData(gql, 'mutation { createSigned(data: {}) { by } }')).createSigned).toEqual({ by: 'owner@example.com (admin)' });
+    const asUser = async (email: string, role: string) => {
+      await gqlData(gql, 'mutation($e: String!, $r: String!) { createUser(email: $e, password: "user-password", role: $r) { _id } }', { e: email, r: role });
+      return graphqlClient(server.url, await login(server.url, email, 'user-password'));
+    };
+    const designer = await asUser('signer@example.com', 'designer');
+    expect((await gqlData(designer, 'mutation { createSigned(data: {}) { by } }')).createSigned).toEqual({ by: 'signer@example.com (designer)' });
+    const viewer = await asUser('reader@example.com', 'viewer');
+    expectFieldError(await viewer('mutation { createSigned(data: {}) { by } }'), 'BAD_INPUT', 'Viewers may not sign');
   });
 
   it('runs the afterSave hooks of one record in the order of its saves', async () => {
