@@ -100,7 +100,7 @@ const envSchema = z.object({
         if (problem) ctx.addIssue({ code: 'custom', message: problem });
       }
     })
-    .describe('Comma-separated host, host:port, IP addresses or CIDR ranges hook code may fetch although they are loopback, private, link-local or otherwise internal (refused by default)'),
+    .describe('Comma-separated host, host:port, IP addresses or CIDR ranges hook code may fetch although they are loopback, private, link-local, documentation or otherwise special-purpose, or an address of this server (all refused by default)'),
   TRELLIS_HOOK_TIMEOUT_MS: wholeNumber(10, 300_000)
     .default(5000)
     .describe('Wall-clock limit of one hook run, awaited fetch and db calls included'),
@@ -117,7 +117,7 @@ const envSchema = z.object({
     .string()
     .min(16, 'must be at least 16 characters')
     .optional()
-    .describe('Bearer token that GET /metrics (Prometheus) requires; unset, /metrics answers only direct loopback callers'),
+    .describe('Bearer token that GET /metrics (Prometheus) requires; unset, /metrics answers only direct loopback callers that name localhost or a loopback IP'),
 });
 
 /** One environment variable as `trellis serve --help` lists it. */

@@ -22,6 +22,8 @@ export const ACTING_USER_HEADER = 'x-userid';
 export class Authenticator {
   private readonly failures: WindowLimiter;
   private readonly lockouts: FailureLockout;
+  /** Attempts being checked from IPs past the failure limit: one at a time each (see `guard`). */
+  private readonly checkingOverLimit = new Set<string>();
 
   constructor(
     ctx: PlatformContext,
@@ -52,6 +54,13 @@ export class Authenticator {
   async guard<T>(ip: string, attempt: () => Promise<T>, account?: string): Promise<T> {
     const pair = account === undefined ? undefined : `${account.trim().toLowerCase()}\u0000${ip}`;
     if (pair) this.lockouts.check(pair);
+    // An IP past the failure limit still has its credentials checked, one attempt at a time: a
+    // flood of attempts in parallel from it is refused unchecked instead of costing a hash each.
+    const overLimit = this.failures.over(ip);
+    if (overLimit) {
+      if (this.checkingOverLimit.has(ip)) this.failures.check(ip);
+      this.checkingOverLimit.add(ip);
+    }
     try {
       const result = await attempt();
       if (pair) this.lockouts.succeed(pair);
@@ -61,6 +70,8 @@ export class Authenticator {
       if (pair) this.lockouts.fail(pair);
       this.failures.hit(ip);
       throw error;
+    } finally {
+      if (overLimit) this.checkingOverLimit.delete(ip);
     }
   }
 }

@@ -25,11 +25,19 @@ import { RemoteError, postToServer, readBody, requireTrellisData } from './data-
 /** Runs `trellis <command>`; resolves to the process exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   let exitCode = 0;
+  // With --json, a usage error (a missing option, an unknown command) is JSON on stdout too, without the help.
+  const json = argv.includes('--json');
   const program = new Command('trellis')
     .description('Trellis: configuration backend of low-code applications')
     .version(trellisVersion(), '-v, --version', 'print the version')
     .exitOverride()
-    .showHelpAfterError();
+    .configureOutput({
+      outputError: (text, write) => {
+        if (!json) return write(text);
+        process.stdout.write(`${JSON.stringify({ error: { code: 'BAD_USAGE', message: text.trim().replace(/^error: /, '') } })}\n`);
+      },
+    })
+    .showHelpAfterError(!json);
 
   /**
    * `trellis <parent> <name> <argument> [--json]`: the data command `command` on the one thing

@@ -34,13 +34,13 @@ export const updateFeatureInput = z.object({
   name: featureName.optional(),
   description: description.optional(),
   customCode: z.string().optional().describe('The complete new JSX source'),
-  status: status.optional().describe('draft or published; publishing makes this version the one the application page runs'),
+  status: status.optional().describe('draft or published; publishing makes this version the one the application page runs. Left out, the feature keeps its status: a change to a published feature goes live at once, so pass draft to stage it'),
 });
 
 export const editFeatureCodeInput = z.object({
   _id: recordRef('feature'),
   patches: codePatchesSchema,
-  status: status.optional(),
+  status: status.optional().describe('draft or published. Left out, the feature keeps its status: an edit of a published feature goes live at once; pass draft to stage it for review'),
 });
 
 export const deleteFeatureInput = z.object({

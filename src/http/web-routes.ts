@@ -82,6 +82,8 @@ export function registerWebRoutes(app: FastifyInstance, webDir: string = webDire
       .sendFile('index.html', join(webDir, name), { cacheControl: false });
   };
   app.get('/', (_request, reply) => send(reply, 'designer', PAGE_CSP));
+  // Browsers ask for it on every page: an icon instead of a 404 in the console.
+  app.get('/favicon.ico', (_request, reply) => reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON));
   app.get('/app', (_request, reply) => send(reply, 'app', PAGE_CSP));
   app.get('/app/feature/:featureId', (_request, reply) => send(reply, 'app', PAGE_CSP));
   app.get<{ Querystring: { v?: string } }>('/app/frame', (request, reply) => {
@@ -91,6 +93,11 @@ export function registerWebRoutes(app: FastifyInstance, webDir: string = webDire
     return send(reply, 'frame', frameCsp(frame.scriptHash), cacheControl);
   });
 }
+
+/** A trellis: a lattice on the theme's default primary blue. */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#2563eb"/>' +
+  '<path d="M3 5.5h10M3 10.5h10M5.5 3v10M10.5 3v10" stroke="#fff" stroke-width="1.6"/></svg>';
 
 /** The built frame's version and the hash of its inline script (scripts/build-web.mjs writes them). */
 function builtFrame(webDir: string): { version: string; scriptHash: string } {

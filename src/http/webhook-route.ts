@@ -28,7 +28,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * request headers as `headers`, and the request as received as `request` (method, url, query,
  * headers, rawBody, contentType), so that it can check a provider's signature over the raw bytes.
  * Answers 200 with the code's return value as JSON, 204 when it returns `undefined`, or what the
- * code chose with `respond(status, body, headers)`; 404 for an unknown name, 500 `HOOK_FAILED` when
+ * code chose with `respond(status, body, headers)`; 405 for another method; 404 for an unknown name, 500 `HOOK_FAILED` when
  * the code throws or is stopped, 429 past the limit, 400 for a malformed body, 413 over 2 MB and
  * 415 for another media type.
  */
@@ -38,6 +38,15 @@ export function registerWebhookRoute(app: FastifyInstance, services: Services): 
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    // Another method answers 405 whatever the name (a provider's check of the URL should not read "no such webhook").
+    scope.route({
+      method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+      url: '/api/webhook/:name',
+      handler: async (request, reply) => {
+        reply.header('allow', 'POST');
+        throw new TrellisError('METHOD_NOT_ALLOWED', `Webhooks answer POST only, not ${request.method}`);
+      },
+    });
     scope.post<{ Params: { name: string } }>('/api/webhook/:name', async (request, reply) => {
       const webhookRequest = requestOf(request);
       const answer = await dispatcher.dispatch({

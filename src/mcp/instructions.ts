@@ -4,7 +4,7 @@ export const PLAYBOOK = `Trellis is the configuration backend of one low-code ap
 1. Explore before changing anything: list_features, list_entities (tables), list_hooks, list_menus, list_roles, list_environment_variables. Use get_feature_details, get_entity_details and get_hook_details for one record.
 2. Read the authoring guide and the GraphQL schema: get_feature_authoring_guide (allowed modules, runtime rules, the application's theme colours and shell CSS variables) and get_graphql_schema (the queries and mutations a feature can call).
 3. Validate: validate_feature_code for JSX, validate_hook_code for hook code. Fix every error; fix warnings about fixed colours by using the theme variables.
-4. Then create or change: create_table / add_table_field / update_table, create_feature / update_feature (status draft or published) / edit_feature_code, create_hook / update_hook / edit_hook_code, upsert_menu, grant_feature_access, set_environment_variable. Prefer edit_*_code with small old_str/new_str patches over replacing whole files; every write answers with a unified diff of what was stored.
+4. Then create or change: create_table / add_table_field / update_table, create_feature / update_feature (status draft or published) / edit_feature_code (a feature keeps its status unless you pass one: a change to a published feature goes live at once, so pass status draft to stage it), create_hook / update_hook / edit_hook_code, upsert_menu, grant_feature_access, set_environment_variable. Prefer edit_*_code with small old_str/new_str patches over replacing whole files; every write answers with a unified diff of what was stored.
 5. Deleting (delete_feature, delete_hook) needs confirm: true. Ask the user first.
 
 Rules:

@@ -31,10 +31,27 @@ export function safeEqual(a: string, b: string): boolean {
 
 const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 32 } as const;
 
-function scrypt(password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scryptCallback(password, salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key))),
-  );
+/**
+ * Password hashes computed at a time. They run on libuv's thread pool (4 threads), which also
+ * serves file reads and DNS lookups (hook `fetch`): a flood of sign-ins must leave it threads.
+ */
+const SCRYPT_AT_ONCE = 2;
+let scrypting = 0;
+const scryptQueue: (() => void)[] = [];
+
+async function scrypt(password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
+  if (scrypting >= SCRYPT_AT_ONCE) await new Promise<void>((resolve) => scryptQueue.push(resolve));
+  else scrypting += 1;
+  try {
+    return await new Promise((resolve, reject) =>
+      scryptCallback(password, salt, keyLength, options, (error, key) => (error ? reject(error) : resolve(key))),
+    );
+  } finally {
+    // The slot passes to the next waiting hash, or is given back.
+    const next = scryptQueue.shift();
+    if (next) next();
+    else scrypting -= 1;
+  }
 }
 
 /** Hashes a password as `scrypt$N$r$p$salt$hash` (base64url parts). */

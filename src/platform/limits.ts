@@ -34,8 +34,13 @@ export class WindowLimiter {
 
   /** Throws RATE_LIMITED when `key` is already over the limit, without counting. */
   check(key: string, now = Date.now()): void {
+    if (this.over(key, now)) throw this.limited(this.windows.get(key)!, now);
+  }
+
+  /** Whether `key` has used up its hits in the current window. */
+  over(key: string, now = Date.now()): boolean {
     const window = this.windows.get(key);
-    if (window && now - window.start < this.windowMs && window.count >= this.limit) throw this.limited(window, now);
+    return window !== undefined && now - window.start < this.windowMs && window.count >= this.limit;
   }
 
   private current(key: string, now: number) {

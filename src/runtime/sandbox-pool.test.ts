@@ -260,8 +260,17 @@ describe('runs held up behind others', () => {
   it('takes runs queued behind a long run back and gives them to other workers', async () => {
     const pool = new SandboxPool(LIMITS, { ...DEFAULT_WORKERS, maxWorkers: 4 });
     await pool.warm();
-    // Start three more workers (each takes ~100 ms), so that there are idle ones.
-    const hold: IsolatedGlobals = { values: { instance: null }, host: { wait: () => new Promise((resolve) => setTimeout(resolve, 1000)) } };
+    // Start three more workers (each takes ~100 ms, more on a loaded machine), so that there are idle
+    // ones: the four runs wait in the host until all four are there, so each has a worker of its own.
+    let arrived = 0;
+    let release!: () => void;
+    const allThere = new Promise<void>((resolve) => (release = resolve));
+    const wait = () => {
+      arrived += 1;
+      if (arrived === 4) release();
+      return allThere.then(() => 'all there');
+    };
+    const hold: IsolatedGlobals = { values: { instance: null }, host: { wait } };
     await Promise.all(Array.from({ length: 4 }, () => pool.run('async () => await wait()', hold)));
     // A worker reports itself idle a moment after its run answered.
     await vi.waitFor(() => expect(pool.stats()).toMatchObject({ alive: 4, idle: 4 }), { timeout: 5000 });

@@ -98,6 +98,11 @@ describe(`trellis key create ${usingPostgres ? 'on the PostgreSQL database' : 't
     const run = await runTrellis(['key', 'create', '--email', DESIGNER, '--scopes', 'config:read', '--days', '366', '--json'], server.env);
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout)).toEqual({ error: { code: 'BAD_INPUT', message: 'days: must be at most 365 days' } });
+    // A usage error too: JSON on stdout, no help text.
+    const usage = await runTrellis(['key', 'create', '--scopes', 'config:read', '--days', '3', '--json'], server.env);
+    expect(usage.code).toBe(1);
+    expect(JSON.parse(usage.stdout)).toEqual({ error: { code: 'BAD_USAGE', message: "required option '--email <email>' not specified" } });
+    expect(usage.stderr).toBe('');
   });
 });
 

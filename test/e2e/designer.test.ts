@@ -84,6 +84,12 @@ describe('the designer', () => {
     await page.getByRole('alert').filter({ hasText: 'Wrong e-mail or password.' }).waitFor();
     await context.close();
 
+    // The icon a browser asks for on every page is there (no 404 in the console).
+    const icon = await fetch(`${server.url}/favicon.ico`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await icon.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^]*<\/svg>$/);
+
     const designer = await signIn('dana@example.com', 'dana-password');
     const visible = await designer.page.getByRole('navigation', { name: 'Designer' }).getByRole('link').allTextContents();
     expect(visible).toEqual(['Features', 'Hooks', 'Tables', 'Menus', 'Roles', 'Environment', 'MCP keys']);

@@ -145,6 +145,17 @@ describe('POST /api/webhook/<Name>', () => {
     expect(result.body.error.code).toBe('NOT_FOUND');
   });
 
+  it('answers another method than POST with 405 and Allow: POST, for any name and without running the code', async () => {
+    for (const [method, name] of [['GET', 'Echo-Hook'], ['GET', 'unknown-hook'], ['PUT', 'Echo-Hook'], ['DELETE', 'zz'], ['PATCH', 'Echo-Hook']]) {
+      const answer = await fetch(`${server.url}/api/webhook/${name}`, { method });
+      expect(answer.status).toBe(405);
+      expect(answer.headers.get('allow')).toBe('POST');
+      expect((await answer.json()).error).toEqual({ code: 'METHOD_NOT_ALLOWED', message: `Webhooks answer POST only, not ${method}` });
+    }
+    const head = await fetch(`${server.url}/api/webhook/Echo-Hook`, { method: 'HEAD' });
+    expect(head.status).toBe(405);
+  });
+
   it('answers 404 for a hook that exists but is not a webhook', async () => {
     const tableId = (await db().selectFrom('app_tables').select('id').where('name', '=', 'Order').executeTakeFirstOrThrow()).id;
     await gqlData(gql, 'mutation($c: String!, $t: ID!) { createHook(name: "orderCheck", type: "beforeSave", tableId: $t, content: $c) { _id } }', {

@@ -120,7 +120,7 @@ export const editFeatureCode = defineTool({
   scope: 'features:write',
   title: 'Edit feature code',
   description:
-    'Applies old_str/new_str patches to the feature\'s current code, validates the result, saves it as a new version and returns a unified diff. A patch that does not match exactly once rejects the whole edit and nothing is written.',
+    'Applies old_str/new_str patches to the feature\'s current code, validates the result, saves it as a new version and returns a unified diff. A patch that does not match exactly once rejects the whole edit and nothing is written. Without status the feature keeps its status: an edit of a published feature goes live at once (pass status: draft to stage it).',
   input: editFeatureCodeInput,
   output: z.object({ feature: featureOutput, warnings: z.array(findingOutput), diff: diffOutput }),
   annotations: UPDATE,
