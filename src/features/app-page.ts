@@ -83,19 +83,22 @@ export class AppPageService {
     };
   }
 
-  /** The published version of a feature the user's role sees, compiled; NOT_FOUND or FORBIDDEN otherwise. */
+  /**
+   * The published version of a feature the user's role sees, compiled. A feature that does not
+   * exist and one the role does not see get the same FORBIDDEN, naming neither it nor any other: the
+   * application page tells its users nothing of the features their role does not see.
+   */
   async publishedFeature(principal: Principal, featureRef: string): Promise<RunnableFeature> {
     const user = await this.signedInUser(principal);
-    const featureId = await resolveNamedRecord(this.ctx.db, 'features', featureRef);
-    const feature = await this.ctx.db.selectFrom('features').select(['id', 'name', 'published_version']).where('id', '=', featureId).executeTakeFirst();
-    if (!feature) throw notFound('Feature', featureRef);
-    const granted = await this.ctx.db
-      .selectFrom('role_features')
-      .select('role_id')
-      .where('feature_id', '=', featureId)
-      .where('role_id', '=', user.roleId)
+    const feature = await this.ctx.db
+      .selectFrom('features as f')
+      .innerJoin('role_features as rf', (join) => join.onRef('rf.feature_id', '=', 'f.id').on('rf.role_id', '=', user.roleId))
+      .select(['f.id', 'f.name', 'f.published_version'])
+      .where((eb) => eb.or([eb('f.id', '=', featureRef), eb(eb.fn('lower', ['f.name']), '=', featureRef.toLowerCase())]))
+      .orderBy((eb) => eb.case().when('f.id', '=', featureRef).then(0).else(1).end())
       .executeTakeFirst();
-    if (!granted) throw forbidden(`Your role '${user.roleName}' does not see the feature '${feature.name}'`);
+    if (!feature) throw forbidden(`Your role '${user.roleName}' sees no page '${featureRef}'`);
+    const featureId = feature.id;
     if (feature.published_version === null) throw notFound('Published version of feature', feature.name);
     const version = await this.ctx.db
       .selectFrom('feature_versions')

@@ -221,6 +221,10 @@ describe('the application page', () => {
     const refused = await viewer('{ appFeature(_id: "orders") { script } }');
     expect(refused.body.errors[0].extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
     expect(refused.body.data).toEqual({ appFeature: null });
+    // A page that does not exist answers the same, and neither answer names a feature the role does not see.
+    const unknown = await viewer('{ appFeature(_id: "ordrs") { script } }');
+    expect(unknown.body.errors[0]).toMatchObject({ message: "Your role 'viewer' sees no page 'ordrs'", extensions: { code: 'FORBIDDEN' } });
+    expect(refused.body.errors[0].message).toBe("Your role 'viewer' sees no page 'orders'");
     const designer = graphqlClient(server.url, await login(server.url, 'dana@example.com', 'dana-password'));
     const secret = await designer('{ appFeature(_id: "secret") { script } }');
     expect(secret.body.errors[0].extensions.code).toBe('FORBIDDEN');
