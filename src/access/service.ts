@@ -386,10 +386,10 @@ export function userPrincipal(
   email: string,
   storedPermissions: readonly string[],
   source: Principal['source'],
-  roleName?: string,
+  roleName: string,
 ): Principal {
   const permissions = rolePermissions(storedPermissions);
-  return { kind: 'user', userId, userEmail: email, ...(roleName === undefined ? {} : { userRole: roleName }), label: email, isAdmin: permissions.has('admin'), permissions, source };
+  return { kind: 'user', userId, userEmail: email, userRole: roleName, label: email, isAdmin: permissions.has('admin'), permissions, source };
 }
 
 async function assertAnotherActiveAdmin(trx: Db, exceptUserId: string): Promise<void> {

@@ -2,10 +2,13 @@ import type { Config } from '../config.js';
 import { DataDirInUseError } from '../platform/data-dir.js';
 import { startServer, type RunningServer } from '../server.js';
 
-/** `trellis serve`: runs until SIGTERM/SIGINT, then drains requests and closes the database. */
 /** How long a stopping server answers with `Connection: close` before it closes. */
 const DRAIN_MS = 300;
 
+/**
+ * `trellis serve`: runs until SIGTERM/SIGINT, then drains requests and closes the database. A start
+ * that fails for a reason of the machine (`startFailure`) prints one line and returns 1.
+ */
 export async function serve(config: Config): Promise<number> {
   let server: RunningServer;
   try {

@@ -41,7 +41,8 @@ export const queryLimitRules = [
       for (const definition of context.getDocument().definitions) {
         if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
       }
-      const measure = measureSelection(operation.selectionSet, { fragments, visiting: new Set(), measured: new Map(), paged: pagedFields(context) });
+      const walk = { fragments, visiting: new Set<string>(), measured: new Map<string, Measure>(), paged: pagedFields(context) };
+      const measure = measureSelection(operation.selectionSet, walk, ROOT);
       if (measure.depth > MAX_QUERY_DEPTH) {
         context.reportError(new GraphQLError(`Query is nested ${measure.depth} levels deep; the limit is ${MAX_QUERY_DEPTH}`, { nodes: operation }));
       }
@@ -66,9 +67,13 @@ interface Walk {
   paged: ReadonlyMap<string, number>;
 }
 
-/** Where a selection is: in a page of records (its `items` are `limit` items, its `total` a count), or elsewhere. */
-type Place = { page: false } | { page: true; limit: number };
-const ELSEWHERE: Place = { page: false };
+/**
+ * Where a selection is: at the operation's root (where a field with a `limit` is a page of records),
+ * in such a page (its `items` are `limit` items, its `total` a count), or elsewhere.
+ */
+type Place = { kind: 'root' } | { kind: 'page'; limit: number } | { kind: 'nested' };
+const ROOT: Place = { kind: 'root' };
+const NESTED: Place = { kind: 'nested' };
 
 function pagedFields(context: ValidationContext): ReadonlyMap<string, number> {
   const paged = new Map<string, number>();
@@ -79,7 +84,7 @@ function pagedFields(context: ValidationContext): ReadonlyMap<string, number> {
   return paged;
 }
 
-function measureSelection(selectionSet: SelectionSetNode, walk: Walk, place: Place = ELSEWHERE): Measure {
+function measureSelection(selectionSet: SelectionSetNode, walk: Walk, place: Place): Measure {
   let depth = 0;
   let cost = 0;
   for (const selection of selectionSet.selections) {
@@ -104,7 +109,7 @@ function measureSelection(selectionSet: SelectionSetNode, walk: Walk, place: Pla
  * fragment or a cycle.
  */
 function measureFragment(name: string, walk: Walk, place: Place): Measure | undefined {
-  const key = place.page ? `${name} ${place.limit}` : name;
+  const key = place.kind === 'page' ? `${name} page ${place.limit}` : `${name} ${place.kind}`;
   const known = walk.measured.get(key);
   if (known) return known;
   const fragment = walk.fragments.get(name);
@@ -119,17 +124,17 @@ function measureFragment(name: string, walk: Walk, place: Place): Measure | unde
 function measureField(field: FieldNode, walk: Walk, place: Place): Measure {
   const name = field.name.value;
   if (name.startsWith('__')) return { depth: 0, cost: 0 };
-  if (place.page && name === 'total') return { depth: 1, cost: STATEMENT_COST };
+  if (place.kind === 'page' && name === 'total') return { depth: 1, cost: STATEMENT_COST };
   if (!field.selectionSet) return { depth: 1, cost: 1 };
-  if (place.page && name === 'items') {
-    const inner = measureSelection(field.selectionSet, walk);
+  if (place.kind === 'page' && name === 'items') {
+    const inner = measureSelection(field.selectionSet, walk, NESTED);
     return { depth: inner.depth + 1, cost: 1 + inner.cost * place.limit };
   }
-  if (walk.paged.has(name)) {
-    const inner = measureSelection(field.selectionSet, walk, { page: true, limit: listSize(field, walk) });
+  if (place.kind === 'root' && walk.paged.has(name)) {
+    const inner = measureSelection(field.selectionSet, walk, { kind: 'page', limit: listSize(field, walk) });
     return { depth: inner.depth + 1, cost: STATEMENT_COST + inner.cost };
   }
-  const inner = measureSelection(field.selectionSet, walk);
+  const inner = measureSelection(field.selectionSet, walk, NESTED);
   return { depth: inner.depth + 1, cost: 1 + inner.cost * listSize(field, walk) };
 }
 

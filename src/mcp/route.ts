@@ -262,7 +262,6 @@ async function forward(reply: FastifyReply, response: Response) {
   return reply.send(await response.text());
 }
 
-
 /**
  * DNS-rebinding protection: on a loopback-bound server the Host must be a loopback name (or the
  * public URL's host), and a browser Origin must be this server's own or an allowed CORS origin.
@@ -278,8 +277,6 @@ async function hostOrOriginRefusal(request: FastifyRequest, services: Services, 
   if (loopbackBound && URL.canParse(origin) && isLoopbackHost(new URL(origin).hostname)) return undefined;
   return (await services.application.allowsOrigin(origin)) ? undefined : `Origin ${origin} is not allowed`;
 }
-
-
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];

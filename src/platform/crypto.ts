@@ -39,6 +39,11 @@ const SCRYPT_AT_ONCE = 2;
 let scrypting = 0;
 const scryptQueue: (() => void)[] = [];
 
+/** Password hashes running now and waiting for a slot. */
+export function passwordHashing(): { running: number; waiting: number } {
+  return { running: scrypting, waiting: scryptQueue.length };
+}
+
 async function scrypt(password: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
   if (scrypting >= SCRYPT_AT_ONCE) await new Promise<void>((resolve) => scryptQueue.push(resolve));
   else scrypting += 1;

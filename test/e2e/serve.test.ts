@@ -60,6 +60,12 @@ describe.runIf(!usingPostgres)('trellis serve on an empty embedded data folder',
     );
     expect(taken).toContain(`Trellis could not start: 127.0.0.1:${port} is already in use by another program. Stop it, or choose another port`);
     expect(taken).not.toMatch(/\n\s+at /);
+    // And for an address that is not this machine's.
+    const elsewhere = await spawnServer({ ...env, TRELLIS_DATA_DIR: freshDataDir(), HOST: '203.0.113.1' }).then(
+      () => '',
+      (error: Error) => error.message,
+    );
+    expect(elsewhere).toMatch(/^server exited with 1:\nTrellis could not start: 203\.0\.113\.1 is not an address of this machine\. Set HOST to one of its addresses, 127\.0\.0\.1 or 0\.0\.0\.0\.\n$/);
     expect((await postJson(`${holder.url}/api/auth/login`, { email: TEST_ENV.TRELLIS_ADMIN_EMAIL, password: TEST_ENV.TRELLIS_ADMIN_PASSWORD })).status).toBe(200);
     expect(await holder.stop()).toBe(0);
   });
