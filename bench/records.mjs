@@ -68,6 +68,54 @@ export const saveHook = {
   },
 };
 
+/**
+ * The same operation by an integration bound to no role (every record) and by one bound to the
+ * `viewer` role, whose FILTER rules match every record: the cost of enforcing a rule in the SQL.
+ */
+function dataAccessFixture() {
+  dataAccessFixture.made ??= (async () => {
+    const server = await postgresTrellis();
+    const unbound = await graphqlHeaders(server);
+    const table = await benchTable(server, 'BenchAccess');
+    const ids = await seed(server, unbound, table.name);
+    const rule = { filter: { total: { gte: 0 } } };
+    const rolesKey = await server.createMcpKey(['config:read', 'tables:write', 'roles:write']);
+    await server.callTool(rolesKey, 'update_table', { _id: table._id, access: [{ roleId: 'viewer', read: rule, create: 'all', update: rule, delete: 'none' }] });
+    const bound = { 'content-type': 'application/json', authorization: `Bearer ${await server.createAccessToken('bench viewer', 'viewer')}` };
+    return { server, table, ids, unbound, bound };
+  })();
+  return dataAccessFixture.made;
+}
+
+async function underRule(bodiesOf) {
+  const { server, table, ids, unbound, bound } = await dataAccessFixture();
+  const bodies = bodiesOf(table.name, ids);
+  await checkedGraphql(server, bound, bodies[0]);
+  const [baseline, ours] = await measureAlternately(
+    { url: `${server.url}/graphql`, request: { headers: unbound, bodies } },
+    { url: `${server.url}/graphql`, request: { headers: bound, bodies } },
+  );
+  return { ours, baseline };
+}
+
+/** `update<Table>` under a FILTER rule (read and update) vs the same update under ALL. */
+export const dataAccessUpdate = {
+  name: 'data-access-update',
+  target: 0.9,
+  run: () => underRule(updateBodies),
+};
+
+/** A filtered page of 50 under a FILTER read rule vs the same page under ALL. */
+export const dataAccessList = {
+  name: 'data-access-list',
+  target: 0.9,
+  run: () =>
+    underRule((tableName, ids) => {
+      const query = `query($min: Float) { list${tableName}(filter: { total: { gte: $min } }, limit: 50) { items { _id total } } }`;
+      return ids.map((_id, i) => JSON.stringify({ query, variables: { min: i % 500 } }));
+    }),
+};
+
 async function graphqlHeaders(server) {
   return { 'content-type': 'application/json', authorization: `Bearer ${await accessToken(server)}` };
 }

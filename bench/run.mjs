@@ -6,11 +6,11 @@ import { appPage } from './app-page.mjs';
 import { cleanup } from './lib/processes.mjs';
 import { mcpRead, mcpVsSdk } from './mcp.mjs';
 import { propagation } from './propagation.mjs';
-import { graphqlUpdate, saveHook } from './records.mjs';
+import { dataAccessList, dataAccessUpdate, graphqlUpdate, saveHook } from './records.mjs';
 import { startup } from './startup.mjs';
 import { webhook } from './webhook.mjs';
 
-const BENCHMARKS = [mcpRead, mcpVsSdk, graphqlUpdate, webhook, saveHook, startup, appPage, propagation];
+const BENCHMARKS = [mcpRead, mcpVsSdk, graphqlUpdate, dataAccessUpdate, dataAccessList, webhook, saveHook, startup, appPage, propagation];
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !BENCHMARKS.some((b) => b.name === name));

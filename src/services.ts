@@ -16,6 +16,7 @@ import { ReadCache } from './platform/read-cache.js';
 import { HookRuntime } from './runtime/service.js';
 import { RecordService } from './tables/records.js';
 import { TableService } from './tables/service.js';
+import { grantNeededAccess } from './tables/table-access.js';
 
 /** Every domain service of the deployment, built once at start and shared by all adapters. */
 export interface Services {
@@ -45,7 +46,10 @@ export interface Services {
 }
 
 export function createServices(ctx: PlatformContext): Services {
-  const access = new AccessService(ctx);
+  const access = new AccessService(ctx, {
+    needs: (featureRef) => services.features.dataNeeds(featureRef),
+    grant: grantNeededAccess,
+  });
   const integrations = new IntegrationService(ctx);
   const application = new ApplicationService(ctx);
   const services: Services = {

@@ -65,11 +65,12 @@ export async function startTrellis({ nodeArgs = [], env: extraEnv = {}, postgres
       return JSON.parse(stdout).apiKey;
     },
     /**
-     * Creates an integration key through the CLI (`trellis integration create --json`) and
-     * exchanges it at /api/auth/token; resolves with the access token.
+     * Creates an integration key through the CLI (`trellis integration create --json`, with
+     * `--role` when given) and exchanges it at /api/auth/token; resolves with the access token.
      */
-    async createAccessToken(name) {
-      const { code, stdout, stderr } = await runNode([TRELLIS_BIN, 'integration', 'create', '--name', name, '--json'], { env });
+    async createAccessToken(name, role) {
+      const roleArgs = role ? ['--role', role] : [];
+      const { code, stdout, stderr } = await runNode([TRELLIS_BIN, 'integration', 'create', '--name', name, ...roleArgs, '--json'], { env });
       if (code !== 0) throw new Error(`trellis integration create failed (exit ${code}):\n${stdout}${stderr}`);
       const { clientId, apiKey } = JSON.parse(stdout);
       const response = await fetch(`${url}/api/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId, apiKey }) });

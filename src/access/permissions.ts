@@ -49,6 +49,20 @@ export interface Principal {
   readonly requestId?: string;
   /** Set while an MCP tool call runs: a write records the call's audit entry in its own transaction. */
   readonly mcpCall?: McpCall;
+  /**
+   * The roles whose data-access rules bound this principal's records, all of them at once (a user's
+   * role, an integration key's role, both with `x-userid`). Empty or absent: every record (admins,
+   * the system, hook code's `db`, an integration key created without a role). D32.
+   */
+  readonly dataRoles?: readonly DataRole[];
+  /** The integration key's name when an integration acts (with or without `x-userid`), as hooks see it. */
+  readonly via?: string;
+}
+
+/** A role whose data-access rules bound a principal's records. */
+export interface DataRole {
+  readonly id: string;
+  readonly name: string;
 }
 
 /** The MCP tool call in progress, as its audit entry needs it. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readableName } from '../platform/names.js';
 import { idSchema, recordRef } from '../platform/validation.js';
 import { PERMISSIONS } from './permissions.js';
 
@@ -13,6 +14,9 @@ const roleName = z
   .trim()
   .regex(/^[A-Za-z][A-Za-z0-9_-]{0,49}$/, 'must start with a letter and use only letters, digits, _ and - (at most 50)');
 
+/** A user's display name: people read it in the designer and the application page, so the name rule applies (D33); may be empty. */
+const displayName = readableName(100, { min: 0 });
+
 export const loginInput = z.object({
   email: z.string().min(1, 'is required').max(320),
   password: z.string().min(1, 'is required').max(200),
@@ -21,14 +25,14 @@ export const loginInput = z.object({
 export const createUserInput = z.object({
   email,
   password,
-  name: z.string().trim().max(100).default(''),
+  name: displayName.default(''),
   /** Role `_id` or name. */
   role: z.string().trim().min(1).default('viewer'),
 });
 
 export const updateUserInput = z.object({
   _id: idSchema,
-  name: z.string().trim().max(100).optional(),
+  name: displayName.optional(),
   role: z.string().trim().min(1).optional(),
   disabled: z.boolean().optional(),
   password: password.optional(),
@@ -51,6 +55,9 @@ export const updateRoleInput = z.object({
   permissions: z.array(permission).max(PERMISSIONS.length).optional(),
 });
 
+/** The user who becomes the owner: an enabled admin. */
+export const transferOwnershipInput = z.object({ userId: idSchema });
+
 export const grantFeatureAccessInput = z.object({
   featureId: recordRef('feature'),
   roleIds: z.array(idSchema).min(1, 'must name at least one role').max(100, 'must name at most 100 roles').describe('Role _ids or names (see list_roles)'),
@@ -61,4 +68,5 @@ export type CreateUserInput = z.input<typeof createUserInput>;
 export type UpdateUserInput = z.input<typeof updateUserInput>;
 export type CreateRoleInput = z.input<typeof createRoleInput>;
 export type UpdateRoleInput = z.input<typeof updateRoleInput>;
+export type TransferOwnershipInput = z.input<typeof transferOwnershipInput>;
 export type GrantFeatureAccessInput = z.input<typeof grantFeatureAccessInput>;

@@ -5,8 +5,11 @@ import { hashPassword, newId, randomSecret, sha256Hex, verifyPassword } from '..
 import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';
 import type { Row } from '../platform/db/types.js';
+import type { DataGrantReport, DataNeed } from '../tables/access-schema.js';
 import { badInput, conflict, forbidden, notFound, unauthenticated } from '../platform/errors.js';
+import { assertDistinctName } from '../platform/names.js';
 import { parseInput } from '../platform/validation.js';
+import { assertMayChangeAccount, describeAccountChange, mailAccountChange, transferOwnership, type AccountChange } from './accounts.js';
 import {
   requireAdmin,
   requirePermission,
@@ -19,12 +22,14 @@ import {
   createUserInput,
   grantFeatureAccessInput,
   loginInput,
+  transferOwnershipInput,
   updateRoleInput,
   updateUserInput,
   type ChangePasswordInput,
   type CreateRoleInput,
   type CreateUserInput,
   type GrantFeatureAccessInput,
+  type TransferOwnershipInput,
   type UpdateRoleInput,
   type UpdateUserInput,
 } from './schema.js';
@@ -69,8 +74,29 @@ export interface Session {
 
 type UserWithRole = Row<'users'> & { role_name: string; role_permissions: string[] };
 
+/** What granting a feature does to its roles' data access (D32); services.ts gives it. */
+export interface FeatureDataGrants {
+  /** The tables and actions the feature's code needs; read before the grant's transaction. */
+  needs(featureRef: string): Promise<DataNeed[]>;
+  /** Gives each role the missing rules among `needs`, in the grant's transaction. */
+  grant(trx: Db, principal: Principal, roleIds: readonly string[], needs: readonly DataNeed[]): Promise<DataGrantReport>;
+}
+
+/** The answer of a feature grant: who sees it now, and what changed in their data access. */
+export interface FeatureGrant {
+  roleIds: string[];
+  dataAccess: DataGrantReport;
+}
+
 export class AccessService {
-  constructor(private readonly ctx: PlatformContext) {}
+  /**
+   * @param dataGrants what granting a feature does to the data access of its roles (D32); without
+   * it a grant changes only which features roles see.
+   */
+  constructor(
+    private readonly ctx: PlatformContext,
+    private readonly dataGrants?: FeatureDataGrants,
+  ) {}
 
   /** Exchanges e-mail and password for a session token. Every failure is the same 401. */
   async login(input: unknown): Promise<Session> {
@@ -98,7 +124,7 @@ export class AccessService {
   async changeOwnPassword(principal: Principal, input: ChangePasswordInput): Promise<Session> {
     if (principal.kind !== 'user' || !principal.userId) throw unauthenticated();
     const data = parseInput(changePasswordInput, input);
-    const user = await this.ctx.db.selectFrom('users').selectAll().where('id', '=', principal.userId).executeTakeFirst();
+    const user = await this.findUserWithRole(this.ctx.db, principal.userId);
     if (!user || user.disabled) throw unauthenticated();
     if (!(await verifyPassword(data.currentPassword, user.password_hash))) {
       throw badInput('currentPassword: is not your current password', { field: 'currentPassword' });
@@ -111,6 +137,7 @@ export class AccessService {
       await trx.deleteFrom('user_sessions').where('user_id', '=', user.id).execute();
       await trx.insertInto('user_sessions').values({ token_hash: sha256Hex(token), user_id: user.id, expires_at: new Date(Date.now() + ttl * 1000) }).execute();
       await recordAudit(trx, principal, { action: 'user.password.change', resourceType: 'user', resourceId: user.id, details: { passwordChanged: true } });
+      if (isAdminRole(user.role_permissions)) await mailAccountChange(trx, principal, user.email, describeAccountChange({ password: 'current' }));
     });
     await this.ctx.changes.publish('auth');
     return { token, expires_in: ttl, token_type: 'Bearer' };
@@ -127,18 +154,18 @@ export class AccessService {
       .selectFrom('user_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
       .innerJoin('roles as r', 'r.id', 'u.role_id')
-      .select(['u.id', 'u.email', 'u.disabled', 's.expires_at', 'r.permissions', 'r.name as role_name'])
+      .select(['u.id', 'u.email', 'u.disabled', 'u.role_id', 's.expires_at', 'r.permissions', 'r.name as role_name'])
       .where('s.token_hash', '=', sha256Hex(token))
       .executeTakeFirst();
     if (!row || row.disabled || row.expires_at.getTime() <= Date.now()) throw unauthenticated();
-    return userPrincipal(row.id, row.email, row.permissions, source, row.role_name);
+    return userPrincipal(row.id, row.email, { id: row.role_id, name: row.role_name, permissions: row.permissions }, source);
   }
 
   /** Loads a user's principal by id (used for `x-userid` and keys); throws when absent or disabled. */
   async principalForUser(userId: string, source: Principal['source']): Promise<Principal> {
     const user = await this.findUserWithRole(this.ctx.db, userId);
     if (!user || user.disabled) throw unauthenticated();
-    return userPrincipal(user.id, user.email, user.role_permissions, source, user.role_name);
+    return userPrincipal(user.id, user.email, { id: user.role_id, name: user.role_name, permissions: user.role_permissions }, source);
   }
 
   async listUsers(principal: Principal): Promise<User[]> {
@@ -169,6 +196,7 @@ export class AccessService {
       const role = await this.resolveRole(trx, data.role);
       const taken = await trx.selectFrom('users').select('id').where('email', '=', data.email).executeTakeFirst();
       if (taken) throw conflict(`A user with e-mail '${data.email}' already exists`, { field: 'email' });
+      if (data.name) assertDistinctName(data.name, await otherDisplayNames(trx), USER_NAME);
       const id = newId();
       await trx
         .insertInto('users')
@@ -192,8 +220,11 @@ export class AccessService {
       const user = await this.findUserWithRole(trx, data._id, true);
       if (!user) throw notFound('User', data._id);
       const role = data.role === undefined ? undefined : await this.resolveRole(trx, data.role);
-      const losesAdmin = (role && !rolePermissions(role.permissions).has('admin')) || data.disabled === true;
-      if (losesAdmin && rolePermissions(user.role_permissions).has('admin')) await assertAnotherActiveAdmin(trx, user.id);
+      const wasAdmin = isAdminRole(user.role_permissions);
+      const takesAdmin = (role !== undefined && !isAdminRole(role.permissions)) || data.disabled === true;
+      assertMayChangeAccount(principal, { id: user.id, isOwner: user.is_owner }, takesAdmin);
+      if (takesAdmin && wasAdmin) await assertAnotherActiveAdmin(trx, user.id);
+      if (data.name && data.name !== user.name) assertDistinctName(data.name, await otherDisplayNames(trx, user.id), USER_NAME);
       await trx
         .updateTable('users')
         .set({
@@ -214,15 +245,32 @@ export class AccessService {
         resourceId: user.id,
         details: {
           ...(data.name !== undefined ? { name: data.name } : {}),
-          ...(role ? { role: role.name } : {}),
+          ...(role ? { role: role.name, previousRole: user.role_name } : {}),
           ...(data.disabled !== undefined ? { disabled: data.disabled } : {}),
           ...(passwordHash ? { passwordChanged: true } : {}),
         },
       });
+      if (wasAdmin || (role !== undefined && isAdminRole(role.permissions))) {
+        await mailAccountChange(trx, principal, user.email, describeAccountChange(accountChange(principal, user, data, role)));
+      }
       return toUser((await this.findUserWithRole(trx, user.id))!);
     });
     await this.ctx.changes.publish('auth');
     return updated;
+  }
+
+  /**
+   * Makes another enabled admin the owner: the owner hands their ownership on, or the operator
+   * (system principal) gives it as the recovery path. Both sides are e-mailed; the transfer is
+   * audited. See `transferOwnership` in accounts.ts for what it throws.
+   */
+  async transferOwnership(principal: Principal, input: TransferOwnershipInput): Promise<User> {
+    requireAdmin(principal);
+    const { userId } = parseInput(transferOwnershipInput, input);
+    return writeTransaction(this.ctx, async (trx) => {
+      await transferOwnership(trx, principal, userId);
+      return toUser((await this.findUserWithRole(trx, userId))!);
+    });
   }
 
   async listRoles(principal: Principal): Promise<Role[]> {
@@ -235,8 +283,8 @@ export class AccessService {
     requireAdmin(principal);
     const data = parseInput(createRoleInput, input);
     return writeTransaction(this.ctx, async (trx) => {
-      const taken = await trx.selectFrom('roles').select('id').where('name', '=', data.name).executeTakeFirst();
-      if (taken) throw conflict(`A role named '${data.name}' already exists`, { field: 'name' });
+      const roles = await trx.selectFrom('roles').select('name').execute();
+      assertDistinctName(data.name, roles.map((role) => role.name), { what: 'role', field: 'name' });
       const id = newId();
       await trx
         .insertInto('roles')
@@ -264,6 +312,7 @@ export class AccessService {
           throw forbidden("The built-in 'admin' role keeps the 'admin' permission");
         }
       }
+      const holders = data.permissions ? await adminFlipHolders(trx, principal, role, data.permissions) : [];
       await trx
         .updateTable('roles')
         .set({
@@ -278,6 +327,8 @@ export class AccessService {
         resourceId: role.id,
         details: { name: role.name, ...(data.permissions ? { permissions: data.permissions } : {}) },
       });
+      const line = `Role: "${role.name}" ${isAdminRole(role.permissions) ? 'lost' : 'gained'} the admin permission`;
+      for (const holder of holders) await mailAccountChange(trx, principal, holder.email, [line]);
       return toRole(await trx.selectFrom('roles').selectAll().where('id', '=', role.id).executeTakeFirstOrThrow());
     });
     await this.ctx.changes.publish('auth');
@@ -302,9 +353,23 @@ export class AccessService {
 
   /** Lets the given roles see a feature (adds to those that already do). */
   async grantFeatureAccess(principal: Principal, input: GrantFeatureAccessInput): Promise<string[]> {
+    return (await this.grantFeature(principal, input)).roleIds;
+  }
+
+  /**
+   * Lets the given roles see a feature and gives each what the feature's GraphQL documents need of
+   * the tables (D32): ALL where its rule is NONE, never widening a rule already set. Answers every
+   * role that now sees the feature and what changed in their data access.
+   */
+  async grantFeature(principal: Principal, input: GrantFeatureAccessInput): Promise<FeatureGrant> {
     requirePermission(principal, 'roles:write');
     const data = parseInput(grantFeatureAccessInput, input);
-    return this.changeFeatureAccess(principal, data.featureId, data.roleIds, 'grant');
+    const needs = this.dataGrants ? await this.dataGrants.needs(data.featureId) : [];
+    let dataAccess: DataGrantReport = { granted: [], leftNarrower: [] };
+    const roleIds = await this.changeFeatureAccess(principal, data.featureId, data.roleIds, 'grant', async (trx, granted) => {
+      if (this.dataGrants) dataAccess = await this.dataGrants.grant(trx, principal, granted, needs);
+    });
+    return { roleIds, dataAccess };
   }
 
   /** Stops the given roles from seeing a feature. */
@@ -325,6 +390,7 @@ export class AccessService {
     featureId: string,
     roleIds: string[],
     mode: 'grant' | 'revoke',
+    alsoInTransaction?: (trx: Db, roleIds: string[]) => Promise<void>,
   ): Promise<string[]> {
     return writeTransaction(this.ctx, async (trx) => {
       const resolvedFeature = await resolveNamedRecord(trx, 'features', featureId);
@@ -347,6 +413,7 @@ export class AccessService {
         resourceId: resolvedFeature,
         details: { roleIds: ids },
       });
+      await alsoInTransaction?.(trx, ids);
       return featureRoleIds(trx, resolvedFeature);
     });
   }
@@ -381,15 +448,26 @@ export async function featureRoleIds(db: Db, featureId: string): Promise<string[
   return rows.map((r) => r.role_id);
 }
 
+/** The principal of a signed-in user; a role without `admin` bounds the user's records by its rules (D32). */
 export function userPrincipal(
   userId: string,
   email: string,
-  storedPermissions: readonly string[],
+  role: { id: string; name: string; permissions: readonly string[] },
   source: Principal['source'],
-  roleName: string,
 ): Principal {
-  const permissions = rolePermissions(storedPermissions);
-  return { kind: 'user', userId, userEmail: email, userRole: roleName, label: email, isAdmin: permissions.has('admin'), permissions, source };
+  const permissions = rolePermissions(role.permissions);
+  const isAdmin = permissions.has('admin');
+  return {
+    kind: 'user',
+    userId,
+    userEmail: email,
+    userRole: role.name,
+    label: email,
+    isAdmin,
+    permissions,
+    source,
+    dataRoles: isAdmin ? [] : [{ id: role.id, name: role.name }],
+  };
 }
 
 async function assertAnotherActiveAdmin(trx: Db, exceptUserId: string): Promise<void> {
@@ -403,6 +481,42 @@ async function assertAnotherActiveAdmin(trx: Db, exceptUserId: string): Promise<
   if (!admins.some((a) => a.permissions.includes('admin'))) {
     throw conflict('The application must keep at least one enabled admin');
   }
+}
+
+const USER_NAME = { what: 'user', field: 'name' } as const;
+
+function isAdminRole(permissions: readonly string[]): boolean {
+  return rolePermissions(permissions).has('admin');
+}
+
+/** Users' display names but `exceptUserId`'s, for the name rule; an empty name clashes with nothing. */
+async function otherDisplayNames(trx: Db, exceptUserId?: string): Promise<string[]> {
+  let query = trx.selectFrom('users').select('name').where('name', '!=', '');
+  if (exceptUserId) query = query.where('id', '!=', exceptUserId);
+  return (await query.execute()).map((row) => row.name);
+}
+
+/** What `updateUser` changes on `user`, as the account e-mail lists it: only what differs. */
+function accountChange(principal: Principal, user: UserWithRole, data: UpdateUserInput, role: Row<'roles'> | undefined): AccountChange {
+  const change: AccountChange = {};
+  if (data.name !== undefined && data.name !== user.name) change.name = data.name;
+  if (role && role.id !== user.role_id) change.role = { from: user.role_name, to: role.name };
+  if (data.disabled !== undefined && data.disabled !== user.disabled) change.disabled = data.disabled;
+  if (data.password !== undefined) change.password = principal.userId === user.id ? 'self' : 'other';
+  return change;
+}
+
+/**
+ * The users of `role` whose accounts gain or lose `admin` when its permissions become
+ * `permissions` (each must be one `principal` may change), locked for the write; empty when the
+ * role keeps or keeps lacking `admin`.
+ */
+async function adminFlipHolders(trx: Db, principal: Principal, role: Row<'roles'>, permissions: readonly string[]) {
+  const wasAdmin = isAdminRole(role.permissions);
+  if (wasAdmin === isAdminRole(permissions)) return [];
+  const holders = await trx.selectFrom('users').select(['id', 'email', 'is_owner']).where('role_id', '=', role.id).forUpdate().execute();
+  for (const holder of holders) assertMayChangeAccount(principal, { id: holder.id, isOwner: holder.is_owner }, wasAdmin);
+  return holders;
 }
 
 /** Spends the time of a real check so that unknown e-mails answer as slowly as wrong passwords. */

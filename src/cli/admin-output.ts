@@ -25,6 +25,10 @@ export function describeUserChange(user: User): string {
   return `User ${user.email} (_id ${user._id}, role ${user.roleName}) is ${user.disabled ? 'disabled: their sessions ended and their MCP keys stop working' : 'enabled'}`;
 }
 
+export function describeNewOwner(user: User): string {
+  return `User ${user.email} (_id ${user._id}, role ${user.roleName}) is now the owner; the former owner was told by e-mail`;
+}
+
 export function describeKeys(keys: ListedMcpApiKey[]): string {
   if (keys.length === 0) return 'No MCP keys.';
   return table(

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config.js';
 import {
@@ -10,10 +10,10 @@ import {
   type BackupManifest,
 } from '../platform/backup.js';
 import { sha256Hex } from '../platform/crypto.js';
-import { acquireLock, readLiveLock, type DataDirLock } from '../platform/data-dir.js';
+import { acquireLock, enclosingDataFolder, type DataDirLock } from '../platform/data-dir.js';
 import { openDatabase } from '../platform/db/index.js';
 import { badInput, conflict } from '../platform/errors.js';
-import { postToServer, readBody, requireTrellisData } from './data-access.js';
+import { postToServer, readBody, requireTrellisData, trustedServerLock } from './data-access.js';
 
 /** What `trellis backup` wrote. */
 export interface WrittenBackup {
@@ -37,13 +37,15 @@ const BACKUP_TIMEOUT_MS = 120_000;
 /**
  * `trellis backup <file>`: a consistent copy of the embedded database and its secret, taken by the
  * server that holds the folder (D4) or from the folder itself. Refuses an existing file unless
- * `force`, a folder without Trellis data, and a PostgreSQL server (pg_dump's job).
+ * `force`, a target inside any data folder or that is a folder (even with `force`), a folder
+ * without Trellis data, and a PostgreSQL server (pg_dump's job).
  */
 export async function backupToFile(config: Config, file: string, options: { force?: boolean }): Promise<WrittenBackup> {
   if (config.databaseUrl) throw badInput(POSTGRES_BACKUP_HINT);
   const target = resolve(file);
+  refuseDataFolderTarget(target, config.dataDir);
   if (existsSync(target) && !options.force) throw conflict(`${target} already exists: choose another file, or pass --force to replace it`);
-  const lock = readLiveLock(config.dataDir);
+  const lock = trustedServerLock(config.dataDir);
   const bytes = lock?.url ? await backupThroughServer(lock) : await backupFolder(config);
   // Checks what arrived, as restore will: length and checksum of the data.
   const { manifest } = readBackup(bytes, 'The backup just taken');
@@ -62,6 +64,16 @@ export async function restoreFromFile(config: Config, file: string, options: { f
   const backup = readBackup(readBackupFile(source), source);
   await restoreBackup(backup, config.dataDir, { replace: options.force === true });
   return { dataDir: config.dataDir, file: source, manifest: backup.manifest };
+}
+
+/**
+ * A backup written into a data folder could replace its lock (then the next command opens the
+ * database beside the server that holds it) or its database's files, and is lost with the folder.
+ */
+function refuseDataFolderTarget(target: string, dataDir: string): void {
+  const folder = enclosingDataFolder(target, dataDir);
+  if (folder) throw badInput(`${target} is inside the data folder ${folder}: write the backup outside every data folder`);
+  if (existsSync(target) && statSync(target).isDirectory()) throw badInput(`${target} is a folder: name the file to write`);
 }
 
 async function backupThroughServer(lock: DataDirLock): Promise<Buffer> {

@@ -43,6 +43,14 @@ const COMMANDS = {
     args: z.object({ user: z.string() }),
     run: (services: Services, args: { user: string }) => setUserDisabled(services, args.user, false),
   },
+  'user transfer-ownership': {
+    args: z.object({ user: z.string() }),
+    run: async (services: Services, args: { user: string }) => {
+      const operator = systemPrincipal('cli');
+      const heir = await findUser(services, operator, args.user);
+      return services.access.transferOwnership(operator, { userId: heir._id });
+    },
+  },
   'key create': {
     args: z.object({
       email: z.string(),
@@ -76,7 +84,7 @@ const COMMANDS = {
   },
   'integration create': {
     args: z.object({ name: z.string() }),
-    run: (services: Services, args: { name: string }) => services.integrations.createIntegrationKey(systemPrincipal('cli'), args),
+    run: (services: Services, args: { name: string; role?: string }) => services.integrations.createIntegrationKey(systemPrincipal('cli'), { name: args.name, roleId: args.role }),
   },
   'integration list': {
     args: z.object({}),

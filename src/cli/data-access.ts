@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import type { DataDirLock } from '../platform/data-dir.js';
+import { isLoopbackHost } from '../http/loopback.js';
+import { readOwnLiveLock, untrustedLock, type DataDirLock } from '../platform/data-dir.js';
 import { pgliteFolder } from '../platform/db/index.js';
 import { TrellisError } from '../platform/errors.js';
 
@@ -20,6 +21,26 @@ export class RemoteError extends Error {
 
 /** How long the CLI waits for the server that holds the folder before it says so. */
 export const REMOTE_TIMEOUT_MS = 5000;
+
+/**
+ * The lock of the server that holds the embedded folder `dataDir`, when the CLI may send it a
+ * command: a lock of this user (see `readOwnLiveLock`) naming a loopback URL of this machine.
+ * Undefined when no server holds the folder; throws FORBIDDEN saying why for a lock it does not trust.
+ */
+export function trustedServerLock(dataDir: string): DataDirLock | undefined {
+  const lock = readOwnLiveLock(dataDir);
+  if (lock?.url && !isLoopbackUrl(lock.url)) throw untrustedLock(dataDir, `it names ${lock.url}, not a loopback address of this machine`);
+  return lock;
+}
+
+function isLoopbackUrl(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'http:' && parsed.username === '' && parsed.password === '' && isLoopbackHost(parsed.hostname);
+  } catch {
+    return false;
+  }
+}
 
 /**
  * POSTs `body` to `path` of the server that holds the folder, authenticated by the lock's token.

@@ -3,12 +3,12 @@ import { ConfigError, describeSettings, loadConfig, type Config } from '../confi
 import type { CreatedIntegrationKey } from '../integrations/service.js';
 import type { CreatedMcpApiKey } from '../keys/service.js';
 import { MAIL_STATES } from '../application/mail-outbox.js';
-import { readLiveLock } from '../platform/data-dir.js';
 import { TrellisError } from '../platform/errors.js';
 import { trellisVersion } from '../platform/version.js';
 import {
   describeIntegrations,
   describeKeys,
+  describeNewOwner,
   describeOutbox,
   describeRestoredBackup,
   describeRevokedIntegration,
@@ -20,7 +20,8 @@ import {
 import { describeAuditPage } from './audit-output.js';
 import { backupToFile, restoreFromFile } from './backup.js';
 import { runCliCommand, type CliCommandName } from './commands.js';
-import { RemoteError, postToServer, readBody, requireTrellisData } from './data-access.js';
+import { RemoteError, postToServer, readBody, requireTrellisData, trustedServerLock } from './data-access.js';
+import { readPassword } from './password-input.js';
 
 /** Runs `trellis <command>`; resolves to the process exit code. */
 export async function runCli(argv: string[]): Promise<number> {
@@ -77,13 +78,18 @@ export async function runCli(argv: string[]): Promise<number> {
     .command('create')
     .description('Create a user')
     .requiredOption('--email <email>', 'e-mail address, used to sign in')
-    .requiredOption('--password <password>', 'password (at least 8 characters)')
+    .option('--password-stdin', 'read the password (at least 8 characters) from the first line of standard input')
+    .option('--password <password>', 'the password on the command line, where other users of the machine can see it: prefer --password-stdin, or leave both out to be asked')
     .option('--role <role>', 'role name or _id', 'viewer')
     .option('--name <name>', 'display name', '')
     .option('--json', 'print JSON')
-    .action(async (options) => {
-      exitCode = await runDataCommand('user create', options, (user: { _id: string; email: string; roleName: string }) =>
-        `Created user ${user.email} (_id ${user._id}, role ${user.roleName})`,
+    .action(async ({ passwordStdin, ...options }) => {
+      const withPassword = async (args: Record<string, unknown>) => ({ ...args, password: await readPassword({ password: options.password, stdin: passwordStdin === true }) });
+      exitCode = await runDataCommand(
+        'user create',
+        options,
+        (user: { _id: string; email: string; roleName: string }) => `Created user ${user.email} (_id ${user._id}, role ${user.roleName})`,
+        withPassword,
       );
     });
   user
@@ -96,6 +102,14 @@ export async function runCli(argv: string[]): Promise<number> {
   const userArgument = { name: 'user', description: 'e-mail address or _id', field: 'user' };
   byIdCommand(user, 'disable', 'Disable a user: their sessions end and their MCP keys and acting integrations stop working', userArgument, 'user disable', describeUserChange);
   byIdCommand(user, 'enable', 'Enable a disabled user again', userArgument, 'user enable', describeUserChange);
+  byIdCommand(
+    user,
+    'transfer-ownership',
+    'Make an enabled admin the only owner (the recovery path when the owner cannot act); the new and former owners are e-mailed',
+    userArgument,
+    'user transfer-ownership',
+    describeNewOwner,
+  );
 
   const key = program.command('key').description('Manage MCP API keys');
   key
@@ -131,6 +145,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .command('create')
     .description('Create an integration key; prints its clientId and apiKey once')
     .requiredOption('--name <name>', 'name of the integration (unique)')
+    .option('--role <role>', "the role (name or _id) whose data-access rules it acts with; without, it reaches every record")
     .option('--json', 'print JSON')
     .action(async (options) => {
       exitCode = await runDataCommand('integration create', options, (created: CreatedIntegrationKey) =>
@@ -224,11 +239,17 @@ type Options = Record<string, unknown> & { json?: boolean };
 
 /**
  * Runs a data command where the data is: through the running server when one holds the embedded
- * folder, otherwise by opening the database in this process.
+ * folder, otherwise by opening the database in this process. `complete`, when given, adds to the
+ * arguments what the options do not carry (a password read from standard input).
  */
-export async function runDataCommand<R>(name: CliCommandName, options: Options, describe: (result: R) => string): Promise<number> {
+export async function runDataCommand<R>(
+  name: CliCommandName,
+  options: Options,
+  describe: (result: R) => string,
+  complete?: (args: Record<string, unknown>) => Promise<Record<string, unknown>>,
+): Promise<number> {
   const { json, ...args } = options;
-  return report(json, () => executeCommand(loadConfig(), name, args) as Promise<R>, describe);
+  return report(json, async () => executeCommand(loadConfig(), name, complete ? await complete(args) : args) as Promise<R>, describe);
 }
 
 /** Prints what `produce` resolves to (as JSON with `json`) and returns 0, or prints its error and returns 1. */
@@ -252,7 +273,7 @@ async function report<R>(json: boolean | undefined, produce: () => Promise<R>, d
 }
 
 async function executeCommand(config: Config, name: CliCommandName, args: Record<string, unknown>): Promise<unknown> {
-  const lock = config.databaseUrl ? undefined : readLiveLock(config.dataDir);
+  const lock = config.databaseUrl ? undefined : trustedServerLock(config.dataDir);
   if (lock?.url) {
     const response = await postToServer(lock, '/api/internal/cli', { command: name, args });
     return (await readBody(lock, () => response.json() as Promise<{ result: unknown }>)).result;

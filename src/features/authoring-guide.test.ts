@@ -42,7 +42,7 @@ describe('featureAuthoringGuide', () => {
   it.each([
     ['the data API', "useQuery(), useMutation() or graphql() from '@trellis/runtime'"],
     ['the default export', 'export default function Page()'],
-    ['blocked network APIs', 'fetch, XMLHttpRequest, WebSocket, EventSource and navigator.sendBeacon are blocked'],
+    ['blocked network APIs', 'fetch, XMLHttpRequest, WebSocket, EventSource, WebTransport, WebRTC (RTCPeerConnection) and navigator.sendBeacon are blocked'],
     ['the theme variables', 'var(--color-primary)'],
     ['the size limit', '1 MB'],
   ])('states the runtime rule about %s', (_what, text) => {

@@ -1,6 +1,7 @@
 import type { Node, Program } from '@babel/types';
 import { GraphQLError, Kind, parse, validate, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import { walk, type Finding } from '../platform/ast-walk.js';
+import type { DataNeed } from '../tables/access-schema.js';
 
 /** What a feature's GraphQL documents are checked against. */
 export interface FeatureSchema {
@@ -8,7 +9,18 @@ export interface FeatureSchema {
   readonly schema: GraphQLSchema;
   /** The root fields (queries and mutations) generated from the application's tables: the only ones a feature reaches. */
   readonly applicationFields: ReadonlySet<string>;
+  /** What each of those root fields does with which table's records (D32). */
+  readonly recordOperations?: ReadonlyMap<string, RecordOperation>;
 }
+
+/** A generated root field as data access sees it: listOrders reads Orders, createOrders creates... */
+export interface RecordOperation {
+  readonly tableId: string;
+  readonly table: string;
+  readonly action: 'read' | 'create' | 'update' | 'delete';
+}
+
+export type { DataNeed };
 
 /** The functions of '@trellis/runtime' whose first argument is a GraphQL document. */
 const DATA_FUNCTIONS = new Set(['useQuery', 'useMutation', 'graphql']);
@@ -34,6 +46,36 @@ interface FoundDocument {
  */
 export function checkFeatureDocuments(program: Program, featureSchema: FeatureSchema): Finding[] {
   return featureDocuments(program).flatMap((document) => checkDocument(document, featureSchema));
+}
+
+/**
+ * The tables and actions the feature's GraphQL documents need (D32): a list or get reads, a create
+ * creates, an update or delete also reads (what cannot be read cannot be reached). Documents that
+ * do not parse need nothing (the validator reports them).
+ *
+ * @example featureDataNeeds(program, featureSchema) // [{ table: 'Orders', action: 'read', ... }, { table: 'Orders', action: 'create', ... }]
+ */
+export function featureDataNeeds(program: Program, featureSchema: FeatureSchema): DataNeed[] {
+  const operations = featureSchema.recordOperations;
+  if (!operations) return [];
+  const needs = new Map<string, DataNeed>();
+  const add = (need: DataNeed) => needs.set(`${need.tableId}:${need.action}`, need);
+  for (const { text } of featureDocuments(program)) {
+    let document: DocumentNode;
+    try {
+      document = parse(text, { maxTokens: MAX_TOKENS, noLocation: true });
+    } catch {
+      continue;
+    }
+    for (const name of rootFields(document)) {
+      const operation = operations.get(name);
+      if (!operation) continue;
+      add({ tableId: operation.tableId, table: operation.table, action: operation.action });
+      if (operation.action === 'update' || operation.action === 'delete') add({ tableId: operation.tableId, table: operation.table, action: 'read' });
+    }
+  }
+  const order = ['read', 'create', 'update', 'delete'];
+  return [...needs.values()].sort((a, b) => a.table.localeCompare(b.table) || order.indexOf(a.action) - order.indexOf(b.action));
 }
 
 function featureDocuments(program: Program): FoundDocument[] {
@@ -119,6 +161,18 @@ function checkDocument({ text, node }: FoundDocument, featureSchema: FeatureSche
  * through inline fragments or through fragment spreads (each fragment visited once).
  */
 export function builderOperations(document: DocumentNode, { applicationFields }: Pick<FeatureSchema, 'applicationFields'>): { name: string; location: GraphQLLocation | undefined }[] {
+  return rootSelections(document).filter(({ name }) => !applicationFields.has(name));
+}
+
+function rootFields(document: DocumentNode): string[] {
+  return rootSelections(document).map(({ name }) => name);
+}
+
+/**
+ * The root fields of the document's operations, reached directly, through inline fragments or
+ * through fragment spreads (each fragment visited once); introspection fields left out.
+ */
+function rootSelections(document: DocumentNode): { name: string; location: GraphQLLocation | undefined }[] {
   const found: { name: string; location: GraphQLLocation | undefined }[] = [];
   const fragments = new Map(document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition] as const] : [])));
   const visited = new Set<string>();
@@ -132,7 +186,7 @@ export function builderOperations(document: DocumentNode, { applicationFields }:
           visit(fragment.selectionSet);
         }
       }
-      if (selection.kind !== Kind.FIELD || selection.name.value.startsWith('__') || applicationFields.has(selection.name.value)) continue;
+      if (selection.kind !== Kind.FIELD || selection.name.value.startsWith('__')) continue;
       found.push({ name: selection.name.value, location: selection.loc ? { line: selection.loc.startToken.line, column: selection.loc.startToken.column } : undefined });
     }
   };

@@ -318,6 +318,46 @@ describe('validateFeatureCode: theme warnings', () => {
   });
 });
 
+describe('validateFeatureCode: network the frame refuses', () => {
+  it.each([
+    ['a peer connection', 'const c = new RTCPeerConnection({ iceServers: [] });', 'RTCPeerConnection'],
+    ["WebKit's alias, through the global object", 'const c = new window.webkitRTCPeerConnection();', 'window.webkitRTCPeerConnection'],
+    ['a data channel, through globalThis', 'const D = globalThis.RTCDataChannel;', 'globalThis.RTCDataChannel'],
+    ['an ICE transport', 'const t = RTCIceTransport;', 'RTCIceTransport'],
+    ['WebTransport', "const t = new WebTransport('https://example.com');", 'WebTransport'],
+    ['a feature test', "const has = typeof RTCPeerConnection === 'function';", 'RTCPeerConnection'],
+  ])('warns about %s, saying that data leaves only through the runtime, without invalidating the code', (_what, body, reference) => {
+    const name = reference.split('.').pop();
+    expect(validateFeatureCode(inPage(body))).toEqual({
+      valid: true,
+      errors: [],
+      warnings: [
+        {
+          code: 'NETWORK_REFUSED',
+          message: `${name} is refused in a feature's frame, which has no WebRTC and no network of its own: data leaves a feature only through '@trellis/runtime', with graphql(), useQuery() or useMutation()`,
+          line: BODY_LINE,
+          column: BODY_COLUMN + body.indexOf(reference),
+        },
+      ],
+    });
+  });
+
+  it.each([
+    ['a local variable of that name', 'const RTCPeerConnection = () => null; RTCPeerConnection();'],
+    ["another object's property", 'const c = peers.RTCPeerConnection;'],
+    ['an object key', 'const c = { RTCPeerConnection: 1 };'],
+    ['a string', "const c = 'RTCPeerConnection';"],
+  ])('does not warn about %s', (_what, body) => {
+    expect(validateFeatureCode(inPage(body)).warnings).toEqual([]);
+  });
+
+  it('leaves a computed property of the global object to the error that forbids it', () => {
+    const result = validateFeatureCode(inPage("const c = window['RTC' + 'PeerConnection'];"));
+    expect(result.errors.map((error) => error.code)).toEqual(['DYNAMIC_GLOBAL_ACCESS']);
+    expect(result.warnings).toEqual([]);
+  });
+});
+
 describe('ALLOWED_FEATURE_MODULES', () => {
   it('describes each allowed module in one line', () => {
     expect(ALLOWED_FEATURE_MODULES.map((module) => module.name)).toEqual(['react', '@trellis/runtime', '@trellis/ui', 'date-fns', 'lodash-es']);

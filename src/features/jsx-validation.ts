@@ -16,7 +16,7 @@ import {
   type Visit,
 } from '../platform/ast-walk.js';
 import { babelParser } from '../platform/babel-parser.js';
-import { checkFeatureDocuments, type FeatureSchema } from './graphql-documents.js';
+import { checkFeatureDocuments, featureDataNeeds, type DataNeed, type FeatureSchema } from './graphql-documents.js';
 import { FEATURE_CODE_MAX_BYTES } from './schema.js';
 import { ALLOWED_FEATURE_MODULES } from './modules.js';
 
@@ -53,6 +53,37 @@ const FEATURE_GLOBALS: GlobalRules = {
   ]),
 };
 
+/**
+ * Network interfaces code may name but the frame refuses: WebRTC, which no CSP directive governs,
+ * the frame removes (every RTC* global; these are the ones that make connections), and the
+ * frame's policy refuses WebTransport. A warning each, not an error: feature detection
+ * (`typeof RTCPeerConnection`) is harmless.
+ */
+const REFUSED_NETWORK: GlobalRules = {
+  aliases: FEATURE_GLOBALS.aliases,
+  names: new Map(
+    [
+      'RTCPeerConnection',
+      'webkitRTCPeerConnection',
+      'mozRTCPeerConnection',
+      'RTCDataChannel',
+      'RTCIceCandidate',
+      'RTCIceTransport',
+      'RTCDtlsTransport',
+      'RTCSctpTransport',
+      'RTCRtpSender',
+      'RTCRtpReceiver',
+      'RTCRtpTransceiver',
+      'RTCSessionDescription',
+      'WebTransport',
+    ].map((name) => [
+      name,
+      `${name} is refused in a feature's frame, which has no WebRTC and no network of its own: data leaves a feature only through '@trellis/runtime', with graphql(), useQuery() or useMutation()`,
+    ]),
+  ),
+  members: new Map(),
+};
+
 const THEME_HINT = 'use var(--color-primary) / the theme tokens from get_feature_authoring_guide instead of';
 const HEX_COLOR = /(?<![\w#&])#(?:[0-9a-fA-F]{8}|[0-9a-fA-F]{6}|[0-9a-fA-F]{3,4})(?![\w-])/g;
 const COLOR_FUNCTION = /(?<![\w-])(?:rgba?|hsla?)\((?!\s*var\()[^)]{0,80}\)?/gi;
@@ -69,7 +100,8 @@ const LINE_BREAK = /\r\n?|[\n\u2028\u2029]/g;
  * (at most 1 MB of UTF-8), syntax, imports from ALLOWED_FEATURE_MODULES only, one default export
  * that is a function component, and no forbidden globals or constructs (network and storage
  * APIs, eval and friends, dangerouslySetInnerHTML, <script>). Locally declared names shadow
- * globals and are not reported. Fixed colours and Tailwind colour classes are warnings only.
+ * globals and are not reported. Network interfaces the frame refuses although they are not
+ * forbidden here (WebRTC, WebTransport), fixed colours and Tailwind colour classes are warnings only.
  * With `featureSchema`, the GraphQL documents the code passes to '@trellis/runtime' are checked
  * against the application's schema too (see `checkFeatureDocuments`).
  *
@@ -89,6 +121,8 @@ export function validateFeatureCode(code: string, featureSchema?: FeatureSchema)
   walk(program, (visit) => {
     const error = checkGlobalAccess(visit, FEATURE_GLOBALS) ?? checkConstructorChain(visit.node) ?? checkConstruct(visit);
     if (error) errors.push(error);
+    const refused = refusedNetwork(visit);
+    if (refused) warnings.push(refused);
     warnings.push(...colourWarnings(visit.node, code));
   });
   if (featureSchema) errors.push(...checkFeatureDocuments(program, featureSchema));
@@ -216,6 +250,12 @@ function checkCall(node: Node & { callee: Node; arguments: Node[] }, scope: Visi
   return undefined;
 }
 
+function refusedNetwork(visit: Visit): Finding | undefined {
+  const finding = checkGlobalAccess(visit, REFUSED_NETWORK);
+  // A computed property of the global object is an error the check with FEATURE_GLOBALS reports already.
+  return finding?.code === 'FORBIDDEN_GLOBAL' ? { ...finding, code: 'NETWORK_REFUSED' } : undefined;
+}
+
 function dangerousHtml(node: Node): Finding {
   return findingAt(node, 'DANGEROUS_HTML', 'dangerouslySetInnerHTML is not allowed: render the content as JSX text or elements, which React escapes');
 }
@@ -255,4 +295,13 @@ function positionIn(lineStarts: readonly number[], offset: number, start: { line
   }
   if (low === 0) return { line: start.line, column: start.column + offset + 1 };
   return { line: start.line + low, column: offset - lineStarts[low - 1]! + 1 };
+}
+
+/** The tables and actions the code's GraphQL documents need (see `featureDataNeeds`); none when it does not parse. */
+export function featureCodeNeeds(code: string, featureSchema: FeatureSchema): DataNeed[] {
+  try {
+    return featureDataNeeds(parseModule(code, false), featureSchema);
+  } catch {
+    return [];
+  }
 }

@@ -10,9 +10,12 @@ import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';
 import type { Row } from '../platform/db/types.js';
 import { conflict, notFound } from '../platform/errors.js';
+import { assertDistinctName } from '../platform/names.js';
 import { assertMaxBytes, parseInput } from '../platform/validation.js';
 import type { FeatureSchema } from './graphql-documents.js';
-import { validateFeatureCode, type CodeValidation, type Finding } from './jsx-validation.js';
+import { featureCodeNeeds, validateFeatureCode, type CodeValidation, type Finding } from './jsx-validation.js';
+import type { DataNeed } from '../tables/access-schema.js';
+import { missingAccess } from '../tables/table-access.js';
 import {
   FEATURE_CODE_MAX_BYTES,
   createFeatureInput,
@@ -86,9 +89,23 @@ export class FeatureService {
    * Checks feature code without saving or executing it, as every feature write does: syntax,
    * imports, runtime rules, and its GraphQL documents against the application's current schema.
    */
-  async validateCode(principal: Principal, code: string): Promise<CodeValidation> {
+  async validateCode(principal: Principal, code: string, featureRef?: string): Promise<CodeValidation> {
     requirePermission(principal, 'config:read');
-    return validateFeatureCode(code, await this.featureSchema());
+    const featureSchema = await this.featureSchema();
+    const validation = validateFeatureCode(code, featureSchema);
+    if (!featureRef || !validation.valid) return validation;
+    const featureId = await resolveNamedRecord(this.ctx.db, 'features', featureRef);
+    return { ...validation, warnings: [...validation.warnings, ...(await dataWarnings(this.ctx.db, featureId, code, featureSchema))] };
+  }
+
+  /**
+   * The tables and actions a feature's current code needs (D32), from its GraphQL documents.
+   * Internal: no permission check (granting the feature checks `roles:write`).
+   */
+  async dataNeeds(featureRef: string): Promise<DataNeed[]> {
+    const featureId = await resolveNamedRecord(this.ctx.db, 'features', featureRef);
+    const feature = await this.ctx.db.selectFrom('features').select('custom_code').where('id', '=', featureId).executeTakeFirst();
+    return feature ? featureCodeNeeds(feature.custom_code, await this.featureSchema()) : [];
   }
 
   /** Features whose name or `_id` contains `query` (case-insensitive), ordered by name. */
@@ -151,7 +168,8 @@ export class FeatureService {
   async createFeature(principal: Principal, input: CreateFeatureInput): Promise<CreatedFeature> {
     const data = parseInput(createFeatureInput, input);
     requirePermission(principal, 'features:write');
-    const warnings = checkCode(data.customCode, await this.featureSchema());
+    const featureSchema = await this.featureSchema();
+    const warnings = checkCode(data.customCode, featureSchema);
     return writeTransaction(this.ctx, async (trx) => {
       await assertNameFree(trx, data.name);
       const id = data._id ?? (await freeIdFor(trx, data.name));
@@ -182,7 +200,7 @@ export class FeatureService {
         resourceId: id,
         details: { name: data.name, status: data.status, version: 1, codeSha256 },
       });
-      return { ...(await readFeature(trx, id)), warnings };
+      return { ...(await readFeature(trx, id)), warnings: [...warnings, ...(await dataWarnings(trx, id, data.customCode, featureSchema))] };
     });
   }
 
@@ -194,10 +212,11 @@ export class FeatureService {
   async updateFeature(principal: Principal, input: UpdateFeatureInput): Promise<FeatureUpdate> {
     const data = parseInput(updateFeatureInput, input);
     requirePermission(principal, 'features:write');
-    const warnings = data.customCode === undefined ? [] : checkCode(data.customCode, await this.featureSchema());
+    const featureSchema = await this.featureSchema();
+    const warnings = data.customCode === undefined ? [] : checkCode(data.customCode, featureSchema);
     return writeTransaction(this.ctx, async (trx) => {
       const current = await lockFeature(trx, data._id);
-      return saveFeature(trx, principal, current, data, 'feature.update', warnings);
+      return withDataWarnings(trx, await saveFeature(trx, principal, current, data, 'feature.update', warnings), featureSchema);
     });
   }
 
@@ -214,7 +233,7 @@ export class FeatureService {
       const current = await lockFeature(trx, data._id);
       const customCode = applyPatches(current.custom_code, data.patches);
       const warnings = checkCode(customCode, featureSchema);
-      return saveFeature(trx, principal, current, { customCode, status: data.status }, 'feature.edit', warnings);
+      return withDataWarnings(trx, await saveFeature(trx, principal, current, { customCode, status: data.status }, 'feature.edit', warnings), featureSchema);
     });
   }
 
@@ -236,6 +255,24 @@ export class FeatureService {
       return true;
     });
   }
+}
+
+/**
+ * Warnings for each role that sees the feature but may not do what its GraphQL documents need
+ * (its rule is NONE, D32): the feature would answer FORBIDDEN for its users.
+ */
+async function dataWarnings(db: Db, featureId: string, code: string, featureSchema: FeatureSchema): Promise<Finding[]> {
+  const needs = featureCodeNeeds(code, featureSchema);
+  const missing = await missingAccess(db, await featureRoleIds(db, featureId), needs);
+  return missing.map(({ role, table, action }) => ({
+    code: 'DATA_ACCESS_MISSING',
+    message: `Role '${role}' sees this feature but may not ${action} ${table} records, which its GraphQL documents need: grant_feature_access gives its roles what is missing, or set the table's access.`,
+  }));
+}
+
+async function withDataWarnings(db: Db, update: FeatureUpdate, featureSchema: FeatureSchema): Promise<FeatureUpdate> {
+  const extra = await dataWarnings(db, update.feature._id, update.feature.customCode, featureSchema);
+  return extra.length ? { ...update, warnings: [...update.warnings, ...extra] } : update;
 }
 
 /** The warnings of code that fits the size limit and has no validation error; throws otherwise. */
@@ -262,7 +299,7 @@ async function saveFeature(
   action: FeatureWrite,
   warnings: Finding[],
 ): Promise<FeatureUpdate> {
-  if (changes.name !== undefined && changes.name.toLowerCase() !== current.name.toLowerCase()) await assertNameFree(trx, changes.name);
+  if (changes.name !== undefined && changes.name !== current.name) await assertNameFree(trx, changes.name, current.id);
   const code = changes.customCode ?? current.custom_code;
   const status = changes.status ?? current.status;
   const newVersion = code !== current.custom_code || status !== current.status;
@@ -297,13 +334,11 @@ async function saveFeature(
   return { feature: await readFeature(trx, current.id), previousCode: current.custom_code, warnings };
 }
 
-async function assertNameFree(trx: Db, name: string): Promise<void> {
-  const taken = await trx
-    .selectFrom('features')
-    .select('id')
-    .where((eb) => eb(eb.fn('lower', ['name']), '=', eb.fn('lower', [eb.val(name)])))
-    .executeTakeFirst();
-  if (taken) throw conflict(`name: a feature named '${name}' already exists`, { field: 'name' });
+/** Refuses a name another feature has, in any letter case, or that looks like one (D33); `exceptId` is the feature being renamed. */
+async function assertNameFree(trx: Db, name: string, exceptId?: string): Promise<void> {
+  let others = trx.selectFrom('features').select('name');
+  if (exceptId) others = others.where('id', '!=', exceptId);
+  assertDistinctName(name, (await others.execute()).map((feature) => feature.name), { what: 'feature', field: 'name' });
 }
 
 async function featureExists(trx: Db, id: string): Promise<boolean> {

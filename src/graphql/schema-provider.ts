@@ -1,6 +1,6 @@
 import { printSchema, type GraphQLSchema } from 'graphql';
 import { sql } from 'kysely';
-import type { FeatureSchema } from '../features/graphql-documents.js';
+import type { FeatureSchema, RecordOperation } from '../features/graphql-documents.js';
 import type { PlatformContext } from '../platform/context.js';
 import { DEFAULT_CACHE_TTL_MS } from '../platform/read-cache.js';
 import { loadRecordTables } from '../tables/records.js';
@@ -20,6 +20,8 @@ interface BuiltSchema extends VersionedSchema {
   readonly fingerprint: string;
   /** The generated names of each table's type and operations, by table _id. */
   readonly recordNames: ReadonlyMap<string, RecordTypeNames>;
+  /** Each table's name, by _id. */
+  readonly tableNames: ReadonlyMap<string, string>;
 }
 
 /** Configuration changes in a row after which a request takes the schema it has rather than wait again. */
@@ -73,7 +75,7 @@ export class GraphQLSchemaProvider {
         ...Object.keys(schema.getQueryType()?.getFields() ?? {}).filter((name) => !taken.queries.has(name)),
         ...Object.keys(schema.getMutationType()?.getFields() ?? {}).filter((name) => !taken.mutations.has(name)),
       ]);
-      this.forFeatures = { version, featureSchema: { schema, applicationFields } };
+      this.forFeatures = { version, featureSchema: { schema, applicationFields, recordOperations: recordOperations(this.built!.recordNames, this.built!.tableNames) } };
     }
     return this.forFeatures.featureSchema;
   }
@@ -100,23 +102,51 @@ export class GraphQLSchemaProvider {
     const startedAt = Date.now();
     const fingerprint = await tablesFingerprint(this.ctx);
     if (this.built?.fingerprint !== fingerprint) {
-      const tables = await loadRecordTables(this.ctx.db);
-      const schema = buildBuilderSchema([...builderModules, recordsModule(tables, this.builderTaken)]);
+      const [tables, hidden] = await Promise.all([loadRecordTables(this.ctx.db), hiddenFields(this.ctx)]);
+      const schema = buildBuilderSchema([...builderModules, recordsModule(tables, this.builderTaken, hidden)]);
       const recordNames = assignRecordNames(tables, this.builderTaken);
-      this.built = { schema, version: (this.built?.version ?? 0) + 1, fingerprint, recordNames };
+      const tableNames = new Map(tables.map((table) => [table.id, table.name]));
+      this.built = { schema, version: (this.built?.version ?? 0) + 1, fingerprint, recordNames, tableNames };
     }
     this.checked = generation;
     this.checkedAt = startedAt;
   }
 }
 
-/** Changes whenever a table is created, renamed, deleted or gains a field. */
+/** Changes whenever a table is created, renamed, deleted or gains a field, or a role's hidden fields change. */
 async function tablesFingerprint(ctx: PlatformContext): Promise<string> {
   const result = await sql<{ fingerprint: string }>`
     select concat_ws(':',
       (select count(*) from app_tables), (select max(updated_at) from app_tables),
-      (select count(*) from app_fields), (select max(created_at) from app_fields)) as fingerprint`.execute(ctx.db);
+      (select count(*) from app_fields), (select max(created_at) from app_fields),
+      (${hiddenFieldsQuery})) as fingerprint`.execute(ctx.db);
   return result.rows[0]!.fingerprint;
+}
+
+/** Fields some role may not read, as `tableId.field`, in one string. */
+const hiddenFieldsQuery = sql`select coalesce(string_agg(distinct a.table_id || '.' || h, ','), '') from table_access a, jsonb_array_elements_text(a.rules -> 'hiddenFields') as h`;
+
+/**
+ * Fields some role may not read (D32): they read as null for that role, so their output type is
+ * nullable even when the field is required.
+ */
+async function hiddenFields(ctx: PlatformContext): Promise<ReadonlySet<string>> {
+  const result = await sql<{ hidden: string }>`select (${hiddenFieldsQuery}) as hidden`.execute(ctx.db);
+  return new Set(result.rows[0]!.hidden.split(',').filter(Boolean));
+}
+
+/** What each generated root field does with which table's records. */
+function recordOperations(names: ReadonlyMap<string, RecordTypeNames>, tableNames: ReadonlyMap<string, string>): Map<string, RecordOperation> {
+  const operations = new Map<string, RecordOperation>();
+  for (const [tableId, tableOperations] of names) {
+    const table = tableNames.get(tableId) ?? tableId;
+    operations.set(tableOperations.list, { tableId, table, action: 'read' });
+    operations.set(tableOperations.get, { tableId, table, action: 'read' });
+    operations.set(tableOperations.create, { tableId, table, action: 'create' });
+    operations.set(tableOperations.update, { tableId, table, action: 'update' });
+    operations.set(tableOperations.delete, { tableId, table, action: 'delete' });
+  }
+  return operations;
 }
 
 function takenNames(schema: GraphQLSchema): TakenNames {

@@ -32,6 +32,7 @@ const DB_RULES = [
   "A filter maps field names to conditions: { amount: { gt: 100 }, status: { in: ['open', 'paid'] } }, with _and / _or arrays; the operators are eq, ne, in, lt, lte, gt, gte, contains and isNull, by field type. sort is [{ field: 'amount', direction: 'DESC' }].",
   'Data is validated like a GraphQL write: a wrong type, a missing required field or an unknown field rejects the call with an Error naming the field; await it inside try/catch to handle it.',
   'Writes through db run no hooks. In a beforeSave hook that names db, they commit or roll back with the record being saved.',
+  "db is the application's own code: it reaches every record of every table, whatever the data-access rules of the user's role (they bound what people and integrations reach through GraphQL and the application page).",
 ];
 
 const BEFORE_SAVE = `async function checkOrder(instance) {
@@ -72,7 +73,7 @@ export function hookAuthoringGuide(limits: HookLimits): HookAuthoringGuide {
       {
         type: 'beforeSave',
         when: 'Before a record of its table (tableId) is created or updated, inside the save.',
-        receives: 'instance: the record as it will be saved (change it in place to change what is saved); user: the author ({ _id, email, role }: role is the name of their role) or null.',
+        receives: 'instance: the record as it will be saved (change it in place to change what is saved); user: the author ({ _id, email, role, via? }: role is the name of their role; via is the name of the integration key acting for the user with x-userid) or null.',
         returns: 'Nothing. Throw an Error to reject the save: its message reaches the caller as a BAD_INPUT error and nothing is saved.',
         example: BEFORE_SAVE,
       },

@@ -8,8 +8,9 @@ import { newId, sha256Hex } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';
 import type { Row } from '../platform/db/types.js';
-import { badInput, conflict, notFound } from '../platform/errors.js';
+import { badInput, notFound } from '../platform/errors.js';
 import { enqueueMail } from '../platform/mail.js';
+import { assertDistinctName } from '../platform/names.js';
 import { assertMaxBytes, parseInput } from '../platform/validation.js';
 import { validateHookCode } from './code-validation.js';
 import type { CodeValidation } from '../platform/ast-walk.js';
@@ -54,6 +55,8 @@ export interface HookUpdate {
 
 type HookChanges = Pick<UpdateHookInput, 'name' | 'tableId' | 'content'>;
 type HookWrite = 'create' | 'update' | 'edit';
+/** What the owners' e-mail announces: a write of a hook, or its deletion. */
+type HookChange = HookWrite | 'delete';
 
 export class HookService {
   constructor(private readonly ctx: PlatformContext) {}
@@ -173,7 +176,7 @@ export class HookService {
     requirePermission(principal, 'config:delete');
     return writeTransaction(this.ctx, async (trx) => {
       const id = await resolveNamedRecord(trx, 'hooks', data._id);
-      const hook = await trx.selectFrom('hooks').select(['id', 'name', 'type']).where('id', '=', id).forUpdate().executeTakeFirst();
+      const hook = await trx.selectFrom('hooks').select(['id', 'name', 'type', 'table_id', 'version']).where('id', '=', id).forUpdate().executeTakeFirst();
       if (!hook) throw notFound('Hook', data._id);
       await trx.deleteFrom('hooks').where('id', '=', hook.id).execute();
       await recordAudit(trx, principal, {
@@ -182,6 +185,7 @@ export class HookService {
         resourceId: hook.id,
         details: { name: hook.name, type: hook.type },
       });
+      await notifyOwners(trx, principal, { name: hook.name, type: hook.type as HookType, tableId: hook.table_id, version: hook.version }, 'delete');
       return true;
     });
   }
@@ -207,7 +211,7 @@ async function saveHook(trx: Db, principal: Principal, current: Row<'hooks'>, ch
   if (changes.name !== undefined) {
     const problem = hookNameProblem(type, changes.name);
     if (problem) throw badInput(`name: ${problem}`, { field: 'name' });
-    if (changes.name.toLowerCase() !== current.name.toLowerCase()) await assertNameFree(trx, changes.name);
+    if (changes.name !== current.name) await assertNameFree(trx, changes.name, current.id);
   }
   const tableId = changes.tableId === undefined ? current.table_id : await resolveTableId(trx, type, changes.tableId);
   const content = changes.content ?? current.content;
@@ -244,13 +248,11 @@ async function resolveTableId(trx: Db, type: HookType, tableId: string | undefin
   return table?.id ?? null;
 }
 
-async function assertNameFree(trx: Db, name: string): Promise<void> {
-  const taken = await trx
-    .selectFrom('hooks')
-    .select('id')
-    .where((eb) => eb(eb.fn('lower', ['name']), '=', eb.fn('lower', [eb.val(name)])))
-    .executeTakeFirst();
-  if (taken) throw conflict(`name: a hook named '${name}' already exists`, { field: 'name' });
+/** Refuses a name another hook has, in any letter case, or that looks like one (D33); `exceptId` is the hook being renamed. */
+async function assertNameFree(trx: Db, name: string, exceptId?: string): Promise<void> {
+  let others = trx.selectFrom('hooks').select('name');
+  if (exceptId) others = others.where('id', '!=', exceptId);
+  assertDistinctName(name, (await others.execute()).map((hook) => hook.name), { what: 'hook', field: 'name' });
 }
 
 /** The version row, the audit entry (with the sha256 of the stored code) and the owners' e-mails of one save. */
@@ -274,27 +276,33 @@ async function recordHookWrite(trx: Db, principal: Principal, hook: Hook, write:
   await notifyOwners(trx, principal, hook, write);
 }
 
-/** Spec section 6: owners hear of every hook creation and modification, whoever made it. */
-async function notifyOwners(trx: Db, principal: Principal, hook: Hook, write: HookWrite): Promise<void> {
-  const owners = await trx.selectFrom('users').select('email').where('is_owner', '=', true).where('disabled', '=', false).execute();
+/**
+ * Spec section 6: owners hear of every hook creation, modification and deletion, whoever made it.
+ * A disabled owner is told too: the e-mail is an announcement, and disabling the owner must not
+ * silence it (D33).
+ */
+async function notifyOwners(trx: Db, principal: Principal, hook: Pick<Hook, 'name' | 'type'> & Partial<Hook>, change: HookChange): Promise<void> {
+  const owners = await trx.selectFrom('users').select('email').where('is_owner', '=', true).execute();
   if (!owners.length) return;
   const author = await authorLabel(trx, principal);
-  const change = write === 'create' ? 'created' : 'modified';
-  const subject = `Hook "${hook.name}" ${change}`;
+  const done = HOOK_CHANGE_WORDS[change];
+  const subject = `Hook "${hook.name}" ${done}`;
   const body = [
-    `The hook "${hook.name}" was ${change}.`,
+    `The hook "${hook.name}" was ${done}.`,
     '',
     `Type: ${hook.type}`,
     ...(hook.tableId ? [`Table: ${hook.tableId}`] : []),
-    `Version: ${hook.version}`,
+    ...(hook.version !== undefined ? [`Version: ${hook.version}`] : []),
     `Author: ${author}`,
     `Source: ${principal.source}`,
-    `SHA-256 of the stored code: ${hook.contentSha256}`,
+    ...(hook.contentSha256 ? [`SHA-256 of the stored code: ${hook.contentSha256}`] : []),
     '',
-    'Hook code runs on the server. If you did not expect this change, review the hook in the designer.',
+    'Hook code runs on the server. If you did not expect this change, review the hooks in the designer.',
   ].join('\n');
   for (const owner of owners) await enqueueMail(trx, { to: owner.email, subject, body });
 }
+
+const HOOK_CHANGE_WORDS: Record<HookChange, string> = { create: 'created', update: 'modified', edit: 'modified', delete: 'deleted' };
 
 async function authorLabel(trx: Db, principal: Principal): Promise<string> {
   if (!principal.userId) return principal.label;

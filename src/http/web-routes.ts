@@ -23,12 +23,15 @@ const PAGE_CSP = [
 ].join('; ');
 
 /**
- * A feature frame's policy (it is also sandboxed without same-origin rights by the page that
- * embeds it): the frame's own script and the feature code it evaluates, inline styles and data
- * images, and no network of any kind: no fetch, no form target, no other frame, no base.
+ * A feature frame's policy: the frame's own script and the feature code it evaluates, inline
+ * styles and data images, and no network of any kind: no fetch, no form target, no other frame,
+ * no worker, no base. The frame's script removes WebRTC, which no directive governs (src/web/frame/webrtc.ts).
  */
 export function frameCsp(scriptHash: string): string {
   return [
+  // Sandboxed whoever embeds or opens it (the pages' iframe says the same): an opaque origin, so
+  // that a frame it nests gets an origin of its own, whose WebRTC feature code cannot reach.
+  'sandbox allow-scripts allow-forms',
   "default-src 'none'",
   // The frame's own inline script by its hash, the on-demand libraries of this origin, and the feature code it evaluates.
   `script-src 'sha256-${scriptHash}' 'self' 'unsafe-eval'`,

@@ -36,6 +36,10 @@ export function registerWebhookRoute(app: FastifyInstance, services: Services): 
   const dispatcher = new WebhookDispatcher(services);
   // Its own parsers, in a scope of its own: the code needs the body's bytes, and providers send forms.
   void app.register(async (scope) => {
+    // On every answer, an error's too, and over whatever the code chose.
+    scope.addHook('onSend', async (_request, reply) => {
+      reply.headers(FIXED_HEADERS);
+    });
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     // Another method answers 405 whatever the name (a provider's check of the URL should not read "no such webhook").
@@ -57,7 +61,6 @@ export function registerWebhookRoute(app: FastifyInstance, services: Services): 
         ip: request.ip,
         requestId: request.id,
       });
-      reply.headers(FIXED_HEADERS);
       if (answer.response) return sendResponse(reply, answer.response);
       if (answer.value === undefined) return reply.status(204).send();
       return reply.status(200).type('application/json; charset=utf-8').send(JSON.stringify(answer.value));
@@ -115,9 +118,7 @@ function paramsObject(params: URLSearchParams): Record<string, string | string[]
 
 function sendResponse(reply: FastifyReply, response: HookResponse): FastifyReply {
   reply.status(response.status);
-  for (const [name, value] of Object.entries(response.headers)) {
-    if (!(name in FIXED_HEADERS)) reply.header(name, value);
-  }
+  reply.headers(response.headers);
   if (response.body === undefined) return reply.send();
   if (typeof response.body === 'string') {
     if (!reply.hasHeader('content-type')) reply.type('text/plain; charset=utf-8');

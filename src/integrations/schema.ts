@@ -2,6 +2,8 @@ import { z } from 'zod';
 
 export const createIntegrationKeyInput = z.object({
   name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+  /** The role (its `_id` or name) whose data-access rules the integration acts with; absent: every record. */
+  roleId: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters').nullish(),
 });
 
 export const deleteIntegrationKeyInput = z.object({

@@ -1,12 +1,13 @@
 import { writeTransaction } from '../platform/db/write.js';
 import { sql } from 'kysely';
-import { requireAdmin, type Principal } from '../access/permissions.js';
+import { requireAdmin, rolePermissions, type DataRole, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
 import { newId, randomSecret, safeEqual, sha256Hex } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Row } from '../platform/db/types.js';
 import { badInput, conflict, forbidden, notFound, toTrellisError, unauthenticated } from '../platform/errors.js';
 import { ReadCache } from '../platform/read-cache.js';
+import { resolveNamedRecord } from '../platform/references.js';
 import { parseInput } from '../platform/validation.js';
 import {
   IDENTITY_PROVIDER_CREDENTIALS_REFUSED,
@@ -33,6 +34,8 @@ export interface IntegrationKey {
   _id: string;
   name: string;
   clientId: string;
+  /** The role whose data-access rules it acts with; null: every record of every table. */
+  roleId: string | null;
   createdAt: Date;
 }
 
@@ -53,6 +56,8 @@ export interface IssuedAccessToken {
 export interface TokenIntegration {
   clientId: string;
   name: string;
+  /** The key's role when it is not an admin role: its rules bound the integration's records. */
+  dataRole: DataRole | null;
 }
 
 /** The user an integration acts for (`x-userid`). */
@@ -61,6 +66,8 @@ export interface ActingUser {
   email: string;
   /** The name of the user's role. */
   role: string;
+  /** The user's role when it is not an admin role: its rules bound the records too. */
+  dataRole: DataRole | null;
 }
 
 interface CachedToken {
@@ -83,7 +90,7 @@ export class IntegrationService {
 
   /** Creates client credentials for an external integration (admin only); names are unique ignoring case. */
   async createIntegrationKey(principal: Principal, input: CreateIntegrationKeyInput): Promise<CreatedIntegrationKey> {
-    const { name } = parseInput(createIntegrationKeyInput, input);
+    const { name, roleId } = parseInput(createIntegrationKeyInput, input);
     requireAdmin(principal);
     const clientId = CLIENT_ID_PREFIX + randomSecret(12);
     const apiKey = INTEGRATION_KEY_PREFIX + randomSecret();
@@ -94,16 +101,17 @@ export class IntegrationService {
         .where(sql<string>`lower(name)`, '=', name.toLowerCase())
         .executeTakeFirst();
       if (taken) throw conflict(`An integration key named '${taken.name}' already exists`, { field: 'name' });
+      const role = roleId ? await resolveNamedRecord(trx, 'roles', roleId) : null;
       const row = await trx
         .insertInto('integration_keys')
-        .values({ id: newId(), app_id: this.ctx.appId, name, client_id: clientId, key_hash: sha256Hex(apiKey), created_by: principal.userId })
+        .values({ id: newId(), app_id: this.ctx.appId, name, client_id: clientId, key_hash: sha256Hex(apiKey), created_by: principal.userId, role_id: role })
         .returningAll()
         .executeTakeFirstOrThrow();
       await recordAudit(trx, principal, {
         action: 'integration_key.create',
         resourceType: 'integration_key',
         resourceId: row.id,
-        details: { name, clientId },
+        details: { name, clientId, roleId: role },
       });
       return { clientId, apiKey, integration: toIntegrationKey(row) };
     });
@@ -220,12 +228,14 @@ export class IntegrationService {
     const row = await this.ctx.db
       .selectFrom('access_tokens as t')
       .innerJoin('integration_keys as k', 'k.client_id', 't.client_id')
-      .select(['k.client_id', 'k.name', 't.expires_at'])
+      .leftJoin('roles as r', 'r.id', 'k.role_id')
+      .select(['k.client_id', 'k.name', 't.expires_at', 'r.id as role_id', 'r.name as role_name', 'r.permissions as role_permissions'])
       .where('t.token_hash', '=', hash)
       .where('k.app_id', '=', this.ctx.appId)
       .executeTakeFirst();
     if (!row) return { integration: undefined, expiresAt: 0 };
-    return { integration: { clientId: row.client_id, name: row.name }, expiresAt: row.expires_at.getTime() };
+    const dataRole = row.role_id && row.role_name ? nonAdminRole(row.role_id, row.role_name, row.role_permissions ?? []) : null;
+    return { integration: { clientId: row.client_id, name: row.name, dataRole }, expiresAt: row.expires_at.getTime() };
   }
 
   private async actingUser(userId: string): Promise<ActingUser> {
@@ -235,10 +245,10 @@ export class IntegrationService {
       const row = await this.ctx.db
         .selectFrom('users as u')
         .innerJoin('roles as r', 'r.id', 'u.role_id')
-        .select(['u.id', 'u.email', 'u.disabled', 'r.name as role'])
+        .select(['u.id', 'u.email', 'u.disabled', 'r.id as role_id', 'r.name as role', 'r.permissions'])
         .where('u.id', '=', userId)
         .executeTakeFirst();
-      user = row && !row.disabled ? { id: row.id, email: row.email, role: row.role } : null;
+      user = row && !row.disabled ? { id: row.id, email: row.email, role: row.role, dataRole: nonAdminRole(row.role_id, row.role, row.permissions) } : null;
       this.users.set(userId, user, generation);
     }
     if (!user) throw forbidden(`x-userid: user '${userId}' does not exist or is disabled`, { field: 'x-userid' });
@@ -265,7 +275,15 @@ export function integrationPrincipal(
     permissions: new Set(),
     source,
     credentialId: integration.clientId,
+    via: integration.name,
+    // x-userid never widens access: both roles' rules hold at once.
+    dataRoles: [integration.dataRole, actingUser?.dataRole].filter((role): role is DataRole => role != null),
   };
+}
+
+/** The role as a bound on records, or null for an admin role (admins reach every record). */
+function nonAdminRole(id: string, name: string, permissions: readonly string[]): DataRole | null {
+  return rolePermissions(permissions).has('admin') ? null : { id, name };
 }
 
 /** Refuses the credentials of an identity provider, which API 2.10.0 stopped accepting. */
@@ -276,5 +294,5 @@ function refuseIdentityProviderCredentials(input: unknown): void {
 }
 
 function toIntegrationKey(row: Row<'integration_keys'>): IntegrationKey {
-  return { _id: row.id, name: row.name, clientId: row.client_id, createdAt: row.created_at };
+  return { _id: row.id, name: row.name, clientId: row.client_id, roleId: row.role_id, createdAt: row.created_at };
 }

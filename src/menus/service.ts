@@ -6,6 +6,7 @@ import { newId } from '../platform/crypto.js';
 import type { Db } from '../platform/db/index.js';
 import type { MenuEntry, Row } from '../platform/db/types.js';
 import { badInput, notFound } from '../platform/errors.js';
+import { assertDistinctName } from '../platform/names.js';
 import { parseInput } from '../platform/validation.js';
 import { MENU_PATH_PREFIX, deleteMenuInput, upsertMenuInput, type DeleteMenuInput, type UpsertMenuInput } from './schema.js';
 
@@ -46,6 +47,7 @@ export class MenuService {
         .where((eb) => eb(eb.fn('lower', ['name']), '=', data.name.toLowerCase()))
         .forUpdate()
         .executeTakeFirst();
+      if (!existing) await assertNoLookalikeMenu(trx, data.name);
       const id = existing?.id ?? newId();
       const entries = JSON.stringify(data.entries);
       if (existing) {
@@ -82,6 +84,12 @@ export class MenuService {
       return true;
     });
   }
+}
+
+/** A new menu may not look like another (D33); a name equal in any letter case replaces that menu instead. */
+async function assertNoLookalikeMenu(trx: Db, name: string): Promise<void> {
+  const menus = await trx.selectFrom('menus').select('name').execute();
+  assertDistinctName(name, menus.map((menu) => menu.name), { what: 'menu', field: 'name' });
 }
 
 async function assertFeaturesExist(trx: Db, entries: readonly MenuEntry[]): Promise<void> {

@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { Unserialisable, type HostMember, type HookResponse } from './sandbox.js';
 
 export const CONSOLE_MAX_LINES = 100;
@@ -12,7 +13,11 @@ const ENCODINGS = new Set(['hex', 'base64', 'base64url']);
 const RESPONSE_BRAND_KEY = '__trellisResponse';
 /** Headers the code may not set: the server frames the answer itself. */
 const RESERVED_RESPONSE_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'trailer', 'te', 'set-cookie']);
+/** A field name: an RFC 9110 token. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+/** What RFC 9110 refuses in a field value: anything but tab, space, visible ASCII and obs-text (U+0080 to U+00FF). */
+const REFUSED_IN_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/u;
+const MAX_HEADER_VALUE_CHARS = 4096;
 const MAX_RESPONSE_HEADERS = 50;
 
 /**
@@ -59,6 +64,27 @@ export function guestLibrary(consoleLines: string[], responseBrand: string): Rec
   };
 }
 
+/**
+ * Why Node would refuse to send `response`, checked with Node's own validators on the server's
+ * thread before the run is recorded: an answer `respond()` let through must still never fail on
+ * its way out (a 500 without the webhook's fixed headers, a run logged as ok). Undefined when it
+ * can be sent.
+ */
+export function unsendableResponse(response: HookResponse): string | undefined {
+  const what = 'respond(status, body, headers)';
+  if (!Number.isInteger(response.status) || response.status < 200 || response.status > 599) return `${what}: status ${String(response.status)} cannot be sent`;
+  for (const [name, value] of Object.entries(response.headers)) {
+    try {
+      if (typeof value !== 'string') throw new TypeError('not a string');
+      validateHeaderName(name);
+      validateHeaderValue(name, value);
+    } catch (error) {
+      return `${what}: ${headerValueProblem(name, value) ?? `the header '${name.slice(0, 100)}' cannot be sent (${(error as Error).message})`}`;
+    }
+  }
+  return undefined;
+}
+
 /** The webhook answer `value` stands for when `respond()` of this run made it; undefined otherwise. */
 export function unwrapResponse(value: unknown, responseBrand: string): HookResponse | undefined {
   if (typeof value !== 'object' || value === null || (value as Record<string, unknown>)[RESPONSE_BRAND_KEY] !== responseBrand) return undefined;
@@ -81,12 +107,23 @@ function checkedResponse(status: unknown, body: unknown, headers: unknown): Hook
     const lower = name.toLowerCase();
     if (!HEADER_NAME.test(name)) throw new TypeError(`${what}: '${name.slice(0, 100)}' is not a valid header name`);
     if (RESERVED_RESPONSE_HEADERS.has(lower)) throw new TypeError(`${what}: the header '${lower}' is set by the server`);
-    if (typeof value !== 'string' || /[\r\n\0]/.test(value) || value.length > 4096) {
-      throw new TypeError(`${what}: the header '${lower}' must be a string of at most 4096 characters without line breaks`);
-    }
-    checked[lower] = value;
+    const problem = headerValueProblem(lower, value);
+    if (problem) throw new TypeError(`${what}: ${problem}`);
+    checked[lower] = value as string;
   }
   return { status, headers: checked, body };
+}
+
+/** What HTTP's rules (RFC 9110, field-value) refuse in the value of the header `name`; undefined when nothing. */
+function headerValueProblem(name: string, value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > MAX_HEADER_VALUE_CHARS) return `the header '${name}' must be a string of at most ${MAX_HEADER_VALUE_CHARS} characters`;
+  const refused = REFUSED_IN_HEADER_VALUE.exec(value);
+  if (refused) {
+    const codePoint = `U+${refused[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    return `the header '${name}' has ${codePoint} at position ${refused.index}, which HTTP does not allow in a header value (tab, space, visible ASCII and U+0080 to U+00FF only)`;
+  }
+  if (/^[\t ]|[\t ]$/.test(value)) return `the header '${name}' begins or ends with a space or tab, which HTTP does not keep`;
+  return undefined;
 }
 
 function algorithmOf(value: unknown, what: string): string {

@@ -4,6 +4,7 @@ import type { PlatformContext } from '../platform/context.js';
 import { ReadCache } from '../platform/read-cache.js';
 import { HookCapabilities, redact, redactable, type Grants, type HookDb } from './capabilities.js';
 import { DEFAULT_EGRESS_LIMITS, EgressPolicy, type EgressLimits } from './egress.js';
+import { unsendableResponse } from './guest-library.js';
 import { HookRunLog, runDetail, type HookRunRecord } from './run-log.js';
 import type { HookResponse, SandboxFailureKind, SandboxOutcome } from './sandbox.js';
 import { DEFAULT_WORKERS, SandboxPool } from './sandbox-pool.js';
@@ -22,7 +23,7 @@ export interface HookInvocation {
   /** Webhooks: the request as received, the code's `request`. */
   request?: HookRequest;
   /** The author of the operation, visible to the code as `user`. */
-  user?: { _id: string; email?: string; role?: string } | null;
+  user?: { _id: string; email?: string; role?: string; via?: string } | null;
   /** Record access for the app's tables; without it the code has no `db`. */
   db?: HookDb;
   /** The HTTP request that caused the run, recorded in the run log. */
@@ -111,6 +112,10 @@ export class HookRuntime {
     } catch (error) {
       this.ctx.logger.error({ err: error, hook: invocation.hook.name }, 'hook run failed outside the sandbox');
       outcome = { ok: false, kind: 'thrown', message: 'The hook could not be started' };
+    }
+    if (outcome.ok && outcome.response) {
+      const unsendable = unsendableResponse(outcome.response);
+      if (unsendable) outcome = { ok: false, kind: 'invalid-return', message: unsendable };
     }
     const durationMs = performance.now() - started;
     const secrets = redactable(env);

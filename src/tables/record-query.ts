@@ -12,6 +12,7 @@ import {
   type RecordValues,
 } from './record-schema.js';
 import type { FieldType } from './schema.js';
+import { forbidden } from '../platform/errors.js';
 import { unstorableText } from '../platform/validation.js';
 
 /** The operators a filter accepts on a field of each type. */
@@ -93,18 +94,38 @@ function isoString(value: unknown): string {
  *
  * @throws BAD_INPUT naming the offending part, e.g. `filter.amount.lt: must be a number`.
  */
-export function filterCondition(table: RecordTable, filter: unknown): RawBuilder<unknown> {
-  const unstorable = unstorableText(filter, 'filter');
+export function filterCondition(table: RecordTable, filter: unknown, options: FilterOptions = {}): RawBuilder<unknown> {
+  const path = options.path ?? 'filter';
+  const unstorable = unstorableText(filter, path);
   if (unstorable) throw recordInputError([unstorable]);
-  const state = { issues: [] as RecordIssue[], conditions: 0 };
-  const condition = objectCondition(table, filter, 'filter', 0, state);
+  const state: FilterState = { issues: [], hiddenIssues: [], conditions: 0, hidden: options.hidden };
+  const condition = objectCondition(table, filter, path, 0, state);
+  if (state.hiddenIssues.length) throw hiddenFieldError(state.hiddenIssues);
   if (state.issues.length) throw recordInputError(state.issues);
   return condition;
 }
 
+export interface FilterOptions {
+  /** Where the filter sits in the input, for messages; `filter` by default. */
+  path?: string;
+  /** Fields hidden from the caller (D32): a filter naming one is FORBIDDEN. */
+  hidden?: ReadonlySet<string>;
+}
+
 interface FilterState {
   issues: RecordIssue[];
+  /** Fields hidden from the caller: FORBIDDEN rather than BAD_INPUT, as a rule refuses. */
+  hiddenIssues: RecordIssue[];
   conditions: number;
+  hidden: ReadonlySet<string> | undefined;
+}
+
+/** The message for a field hidden from the caller, in filters and sorts. */
+export const HIDDEN_FIELD_MESSAGE = 'is hidden from your role: it cannot be filtered or sorted on';
+
+/** FORBIDDEN naming each hidden field a filter or sort used; it says nothing of the values. */
+function hiddenFieldError(issues: readonly RecordIssue[]) {
+  return forbidden(issues.map((i) => `${i.field}: ${i.message}`).join('; '), { field: issues[0]!.field });
 }
 
 function objectCondition(table: RecordTable, filter: unknown, path: string, depth: number, state: FilterState): RawBuilder<unknown> {
@@ -121,6 +142,10 @@ function objectCondition(table: RecordTable, filter: unknown, path: string, dept
     const target = filterTarget(table, key);
     if (!target) {
       issue(state, `${path}.${key}`, `is not a field of table '${table.name}'`);
+      continue;
+    }
+    if (state.hidden?.has(key)) {
+      state.hiddenIssues.push({ field: `${path}.${key}`, message: HIDDEN_FIELD_MESSAGE });
       continue;
     }
     parts.push(fieldCondition(target, value, `${path}.${key}`, state));
@@ -229,10 +254,15 @@ function issue(state: FilterState, field: string, message: string): RawBuilder<u
  *
  * @throws BAD_INPUT for an unknown or unsortable field, e.g. `sort.0.field: ...`.
  */
-export function orderBy(table: RecordTable, sort: readonly RecordSort[] | null | undefined): RawBuilder<unknown> {
+export function orderBy(table: RecordTable, sort: readonly RecordSort[] | null | undefined, hidden?: ReadonlySet<string>): RawBuilder<unknown> {
   const issues: RecordIssue[] = [];
+  const hiddenIssues: RecordIssue[] = [];
   const parts: RawBuilder<unknown>[] = [];
   for (const [index, entry] of (sort ?? []).entries()) {
+    if (hidden?.has(entry.field)) {
+      hiddenIssues.push({ field: `sort.${index}.field`, message: `'${entry.field}' ${HIDDEN_FIELD_MESSAGE}` });
+      continue;
+    }
     const target = filterTarget(table, entry.field);
     if (!target || !SORTABLE_TYPES.has(target.type)) {
       const reason = target ? `${target.type} fields cannot be sorted on` : `is not a field of table '${table.name}'`;
@@ -241,6 +271,7 @@ export function orderBy(table: RecordTable, sort: readonly RecordSort[] | null |
     }
     parts.push(sql`${sql.ref(target.column)} ${sql.raw(entry.direction)} nulls last`);
   }
+  if (hiddenIssues.length) throw hiddenFieldError(hiddenIssues);
   if (issues.length) throw recordInputError(issues);
   parts.push(sql`${sql.ref('_id')} asc`);
   return sql.join(parts);

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { systemPrincipal, type Principal } from '../access/permissions.js';
 import { namesCapability } from '../hooks/code-validation.js';
 import type { Hook, HookService } from '../hooks/service.js';
@@ -10,6 +10,8 @@ import { TrellisError, badInput, conflict, forbidden, notFound } from '../platfo
 import { idSchema, parseInput } from '../platform/validation.js';
 import { RecordVersions, type RecordVersion } from './record-versions.js';
 import { fieldValues, filterCondition, orderBy, selectList, sqlValue, toRecordOutput } from './record-query.js';
+import { assertWritable, recordScope, storedRules, withoutHidden, type RecordScope } from './access-rules.js';
+import { NO_ACCESS, type AccessAction, type TableAccessRules } from './access-schema.js';
 import {
   isPlainObject,
   isSystemField,
@@ -52,6 +54,8 @@ export interface HookUser {
   email: string;
   /** The name of the user's role: a hook refuses a save to a role by it. */
   role: string;
+  /** The integration key's name when an integration acts for the user (`x-userid`). */
+  via?: string;
 }
 
 /** One run of hook code, as the hook runtime takes it. */
@@ -118,6 +122,7 @@ export class RecordService {
   private readonly afterSaveChains = new Map<string, Promise<void>>();
   private readonly tables: ReadCache<Map<string, RecordTable>>;
   private readonly hooks: ReadCache<Map<string, SaveHooks>>;
+  private readonly rules: ReadCache<Map<string, TableAccessRules>>;
 
   constructor(
     private readonly ctx: PlatformContext,
@@ -128,6 +133,7 @@ export class RecordService {
     });
     this.tables = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
     this.hooks = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
+    this.rules = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
   }
 
   /** A page of records: `filter` and `sort` as in record-query.ts, `limit` 50 by default, at most 500. */
@@ -144,12 +150,13 @@ export class RecordService {
     requireRecordAccess(principal);
     const query = parseInput(recordQueryInput, input ?? {});
     const table = await this.table(db, tableName);
-    const where = filterCondition(table, query.filter);
-    const order = orderBy(table, query.sort);
+    const scope = await this.scope(principal, table, 'read');
+    const where = within(filterCondition(table, query.filter, { hidden: scope.hidden }), scope);
+    const order = orderBy(table, query.sort, scope.hidden);
     const from = sql.table(table.sqlName);
     const rows = await sql<Record<string, unknown>>`select ${selectList(table)} from ${from} where ${where} order by ${order} limit ${query.limit} offset ${query.offset}`.execute(db);
     const total = async () => (await sql<{ total: number }>`select count(*)::int as total from ${from} where ${where}`.execute(db)).rows[0]?.total ?? 0;
-    return { items: rows.rows.map((row) => toRecordOutput(table, row)), total };
+    return { items: rows.rows.map((row) => withoutHidden(toRecordOutput(table, row), scope.hidden)), total };
   }
 
   /** One record, or null when no record has this `_id`. */
@@ -157,8 +164,9 @@ export class RecordService {
     requireRecordAccess(principal);
     const id = parseInput(idSchema, recordId);
     const table = await this.table(db, tableName);
-    const row = await selectRecord(db, table, id, false);
-    return row ?? null;
+    const scope = await this.scope(principal, table, 'read');
+    const row = await selectRecord(db, table, id, false, scope);
+    return row ? withoutHidden(row, scope.hidden) : null;
   }
 
   /**
@@ -180,8 +188,9 @@ export class RecordService {
     requireRecordAccess(principal);
     const id = parseInput(idSchema, recordId);
     const table = await this.table(db, tableName);
-    const result = await sql<{ _id: string }>`delete from ${sql.table(table.sqlName)} where _id = ${id} returning _id`.execute(db);
-    if (!result.rows.length) throw notFound(table.name, id);
+    const scope = await this.scope(principal, table, 'delete');
+    const result = await sql<{ _id: string }>`delete from ${sql.table(table.sqlName)} where ${within(sql`_id = ${id}`, scope)} returning _id`.execute(db);
+    if (!result.rows.length) throw await this.unreachable(principal, db, table, id, 'delete');
     return true;
   }
 
@@ -189,7 +198,9 @@ export class RecordService {
    * The `db` capability handed to hook code. Its writes run no hooks (a hook cannot trigger
    * itself or another hook) and, given `db`, join that transaction.
    */
-  hookDb(principal: Principal, db: Db = this.ctx.db): HookDb {
+  hookDb(author: Principal, db: Db = this.ctx.db): HookDb {
+    // Hook code is the application's own: its `db` reaches every record, whoever the author is.
+    const principal: Principal = author.dataRoles?.length ? { ...author, dataRoles: [] } : author;
     return {
       find: (table, filter, options) => this.list(principal, table, { ...(isPlainObject(options) ? options : {}), filter } as RecordQueryInput, db),
       get: (table, id) => this.get(principal, table, id, db),
@@ -202,7 +213,9 @@ export class RecordService {
   private async createRecord(principal: Principal, tableName: string, data: unknown, options: WriteOptions): Promise<RecordOutput> {
     requireRecordAccess(principal);
     const table = await this.table(options.db ?? this.ctx.db, tableName);
+    const scope = await this.scope(principal, table, 'create');
     const values = validateRecordData(table, data, 'create');
+    assertWritable(values, scope);
     const hooks = options.runHooks ? await this.saveContext(principal, table.id) : NO_HOOKS;
     const atomic = hooks.beforeSaveWrites || hasReferences(table, values);
     const generation = this.generation;
@@ -210,11 +223,11 @@ export class RecordService {
       const id = newId();
       const final = await this.beforeSave(principal, table, hooks, { _id: id, ...values }, trx);
       await assertReferencesExist(trx, table, final);
-      return insertRecord(trx, table, id, final, principal.userId);
+      return insertRecord(trx, table, id, final, principal.userId, scope);
     });
     if (updatesUnlocked(table, hooks)) this.versions.set(generation, table.id, created);
     this.afterSave(principal, hooks, created.record);
-    return created.record;
+    return withoutHidden(created.record, scope.hidden);
   }
 
   private async updateRecord(
@@ -226,29 +239,32 @@ export class RecordService {
   ): Promise<RecordOutput> {
     requireRecordAccess(principal);
     const id = parseInput(idSchema, recordId);
-    const table = await this.table(options.db ?? this.ctx.db, tableName);
+    const executor = options.db ?? this.ctx.db;
+    const table = await this.table(executor, tableName);
+    const scope = await this.scope(principal, table, 'update');
     const changes = validateRecordData(table, data, 'update');
+    assertWritable(changes, scope);
     const hooks = options.runHooks ? await this.saveContext(principal, table.id) : NO_HOOKS;
     if (updatesUnlocked(table, hooks)) {
-      const record = await this.updateUnlocked(principal, table, id, changes, hooks);
+      const record = await this.updateUnlocked(principal, table, id, changes, hooks, scope);
       this.afterSave(principal, hooks, record);
-      return record;
+      return withoutHidden(record, scope.hidden);
     }
     const atomic = hooks.beforeSave.length > 0 || hasReferences(table, changes);
     const record = await this.inTransaction(options.db, atomic, async (trx) => {
       let final = changes;
       if (hooks.beforeSave.length) {
-        const existing = await selectRecord(trx, table, id, true);
-        if (!existing) throw notFound(table.name, id);
+        const existing = await selectRecord(trx, table, id, true, scope);
+        if (!existing) throw await this.unreachable(principal, trx, table, id, 'update');
         final = await this.beforeSave(principal, table, hooks, { _id: id, ...fieldValues(table, existing), ...changes }, trx);
       }
       await assertReferencesExist(trx, table, final);
-      const updated = await updateRecordRow(trx, table, id, final, principal.userId);
-      if (!updated) throw notFound(table.name, id);
+      const updated = await updateRecordRow(trx, table, id, final, principal.userId, scope);
+      if (!updated) throw await this.unreachable(principal, trx, table, id, 'update');
       return updated.record;
     });
     this.afterSave(principal, hooks, record);
-    return record;
+    return withoutHidden(record, scope.hidden);
   }
 
   /**
@@ -259,15 +275,23 @@ export class RecordService {
    * meanwhile, it is read again and the hooks run again; CONFLICT after 3 reads. One or two
    * statements instead of a transaction of four that holds a connection while the hooks run.
    */
-  private async updateUnlocked(principal: Principal, table: RecordTable, id: string, changes: RecordValues, hooks: SaveContext): Promise<RecordOutput> {
+  private async updateUnlocked(
+    principal: Principal,
+    table: RecordTable,
+    id: string,
+    changes: RecordValues,
+    hooks: SaveContext,
+    scope: RecordScope,
+  ): Promise<RecordOutput> {
     const { db } = this.ctx;
     const generation = this.generation;
-    let remembered = this.versions.get(generation, table.id, id);
+    // A remembered record may lie outside a bounded caller's rules: such a caller reads it anew.
+    let remembered = scope.where ? undefined : this.versions.get(generation, table.id, id);
     for (let attempt = 1; ; ) {
-      const existing = remembered ?? (await selectRecordVersion(db, table, id));
-      if (!existing) throw notFound(table.name, id);
+      const existing = remembered ?? (await selectRecordVersion(db, table, id, scope));
+      if (!existing) throw await this.unreachable(principal, db, table, id, 'update');
       const final = await this.beforeSave(principal, table, hooks, { _id: id, ...fieldValues(table, existing.record), ...changes }, db);
-      const updated = await updateRecordRow(db, table, id, final, principal.userId, existing.version);
+      const updated = await updateRecordRow(db, table, id, final, principal.userId, scope, existing.version);
       if (updated) {
         this.versions.set(generation, table.id, updated);
         return updated.record;
@@ -351,14 +375,33 @@ export class RecordService {
   /** The author as hooks see it: from the principal when authentication read the e-mail, else read. */
   private async author(principal: Principal): Promise<HookUser | null> {
     if (!principal.userId) return null;
-    if (principal.userEmail !== undefined && principal.userRole !== undefined) return { _id: principal.userId, email: principal.userEmail, role: principal.userRole };
+    const via = principal.via === undefined ? {} : { via: principal.via };
+    if (principal.userEmail !== undefined && principal.userRole !== undefined) return { _id: principal.userId, email: principal.userEmail, role: principal.userRole, ...via };
     const user = await this.ctx.db
       .selectFrom('users as u')
       .innerJoin('roles as r', 'r.id', 'u.role_id')
       .select(['u.id as _id', 'u.email', 'r.name as role'])
       .where('u.id', '=', principal.userId)
       .executeTakeFirst();
-    return user ?? null;
+    return user ? { ...user, ...via } : null;
+  }
+
+  /** What `action` reaches of `table` for the principal (D32); FORBIDDEN when a rule it needs is NONE. */
+  private async scope(principal: Principal, table: RecordTable, action: AccessAction): Promise<RecordScope> {
+    if (!principal.dataRoles?.length) return recordScope(principal, table, action, () => NO_ACCESS);
+    const rules = await this.rules.load('all', () => loadAccessRules(this.ctx.db));
+    return recordScope(principal, table, action, (tableId, roleId) => rules.get(`${tableId}:${roleId}`) ?? NO_ACCESS);
+  }
+
+  /**
+   * Why an update or delete reached no record: NOT_FOUND when the caller cannot see one with this
+   * `_id` (it does not exist for them), FORBIDDEN when they see it but it is outside the action's rule.
+   */
+  private async unreachable(principal: Principal, db: Db, table: RecordTable, id: string, action: AccessAction): Promise<TrellisError> {
+    if (!principal.dataRoles?.length) return notFound(table.name, id);
+    const read = await this.scope(principal, table, 'read');
+    if (!(await selectRecord(db, table, id, false, read))) return notFound(table.name, id);
+    return forbidden(`${table.name} '${id}' is outside what your role may ${action}`, { table: table.name, action });
   }
 
   /** The table by `_id` or name (case-insensitive), from a cache of every table kept until the next configuration change. */
@@ -430,6 +473,22 @@ async function loadSaveHooks(hooks: HookService): Promise<Map<string, SaveHooks>
   return byTable;
 }
 
+/** Every role's rules on every table, by `tableId:roleId`. */
+async function loadAccessRules(db: Db): Promise<Map<string, TableAccessRules>> {
+  const rows = await db.selectFrom('table_access').select(['table_id', 'role_id', 'rules']).execute();
+  return new Map(rows.map((row) => [`${row.table_id}:${row.role_id}`, storedRules(row.rules)]));
+}
+
+/** A condition within a scope's `where`. */
+function within(condition: RawBuilder<unknown>, scope: RecordScope): RawBuilder<unknown> {
+  return scope.where ? sql`${condition} and ${scope.where}` : condition;
+}
+
+/** The RETURNING item that aborts the statement when the written row is outside the scope's check (WITH CHECK). */
+function checkReturned(scope: RecordScope, action: AccessAction): RawBuilder<unknown> {
+  return scope.check ? sql`, trellis_access_check(${scope.check}, ${action}) as _checked` : sql``;
+}
+
 /** Records are the application's data: any signed-in user, integration or the system; never an MCP key. */
 function requireRecordAccess(principal: Principal): void {
   if (principal.source === 'mcp') throw forbidden("MCP keys configure the application; they cannot read or write the records of its tables");
@@ -458,8 +517,8 @@ function validateHookResult(table: RecordTable, hook: Hook, instance: Record<str
 }
 
 /** The record and its row version (`xmin`, changed by every write of the row). */
-async function selectRecordVersion(db: Db, table: RecordTable, id: string): Promise<RecordVersion | undefined> {
-  const result = await sql<Record<string, unknown>>`select ${selectList(table)}, xmin::text as _version from ${sql.table(table.sqlName)} where _id = ${id}`.execute(db);
+async function selectRecordVersion(db: Db, table: RecordTable, id: string, scope: RecordScope): Promise<RecordVersion | undefined> {
+  const result = await sql<Record<string, unknown>>`select ${selectList(table)}, xmin::text as _version from ${sql.table(table.sqlName)} where ${within(sql`_id = ${id}`, scope)}`.execute(db);
   return versioned(table, result.rows[0]);
 }
 
@@ -467,19 +526,19 @@ function versioned(table: RecordTable, row: Record<string, unknown> | undefined)
   return row ? { record: toRecordOutput(table, row), version: String(row._version) } : undefined;
 }
 
-async function selectRecord(db: Db, table: RecordTable, id: string, lock: boolean): Promise<RecordOutput | undefined> {
+async function selectRecord(db: Db, table: RecordTable, id: string, lock: boolean, scope: RecordScope): Promise<RecordOutput | undefined> {
   const forUpdate = lock ? sql` for update` : sql``;
-  const result = await sql<Record<string, unknown>>`select ${selectList(table)} from ${sql.table(table.sqlName)} where _id = ${id}${forUpdate}`.execute(db);
+  const result = await sql<Record<string, unknown>>`select ${selectList(table)} from ${sql.table(table.sqlName)} where ${within(sql`_id = ${id}`, scope)}${forUpdate}`.execute(db);
   const row = result.rows[0];
   return row ? toRecordOutput(table, row) : undefined;
 }
 
-async function insertRecord(trx: Db, table: RecordTable, id: string, values: RecordValues, author: string | null): Promise<RecordVersion> {
+async function insertRecord(trx: Db, table: RecordTable, id: string, values: RecordValues, author: string | null, scope: RecordScope): Promise<RecordVersion> {
   const fields = table.fields.filter((field) => field.name in values);
   const columns = sql.join([sql.ref('_id'), sql.ref('_created_by'), sql.ref('_updated_by'), ...fields.map((f) => sql.ref(f.name))]);
   const params = sql.join([sql`${id}`, sql`${author}`, sql`${author}`, ...fields.map((f) => sqlValue(f.type, values[f.name]))]);
   const result = await writeRow(table, () =>
-    sql<Record<string, unknown>>`insert into ${sql.table(table.sqlName)} (${columns}) values (${params}) returning ${selectList(table)}, xmin::text as _version`.execute(trx),
+    sql<Record<string, unknown>>`insert into ${sql.table(table.sqlName)} (${columns}) values (${params}) returning ${selectList(table)}, xmin::text as _version${checkReturned(scope, 'create')}`.execute(trx),
   );
   return versioned(table, result.rows[0])!;
 }
@@ -490,6 +549,7 @@ async function updateRecordRow(
   id: string,
   values: RecordValues,
   author: string | null,
+  scope: RecordScope,
   version?: string,
 ): Promise<RecordVersion | undefined> {
   const assignments = table.fields
@@ -497,7 +557,7 @@ async function updateRecordRow(
     .map((field) => sql`${sql.ref(field.name)} = ${sqlValue(field.type, values[field.name])}`);
   const set = sql.join([...assignments, sql`_updated_at = now()`, sql`_updated_by = ${author}`]);
   const result = await writeRow(table, () =>
-    sql<Record<string, unknown>>`update ${sql.table(table.sqlName)} set ${set} where _id = ${id}${version === undefined ? sql`` : sql` and xmin = ${version}::xid`} returning ${selectList(table)}, xmin::text as _version`.execute(trx),
+    sql<Record<string, unknown>>`update ${sql.table(table.sqlName)} set ${set} where ${within(sql`_id = ${id}`, scope)}${version === undefined ? sql`` : sql` and xmin = ${version}::xid`} returning ${selectList(table)}, xmin::text as _version${checkReturned(scope, 'update')}`.execute(trx),
   );
   return versioned(table, result.rows[0]);
 }
@@ -507,10 +567,24 @@ async function writeRow<T>(table: RecordTable, write: () => Promise<T>): Promise
   try {
     return await write();
   } catch (error) {
+    if (isAccessCheckFailure(error)) {
+      throw forbidden(`The ${table.name} record as written would be outside what your role may ${accessCheckAction(error)}`, { table: table.name });
+    }
     const field = uniqueViolationField(table, error);
     if (!field) throw error;
     throw conflict(`data.${field.name}: another ${table.name} record already has this ${field.name}`, { field: `data.${field.name}` });
   }
+}
+
+const ACCESS_CHECK_FAILURE = /^trellis access check: (create|update) outside the rule/;
+
+function isAccessCheckFailure(error: unknown): boolean {
+  const pg = error as { code?: unknown; message?: unknown };
+  return pg?.code === '42501' && typeof pg.message === 'string' && ACCESS_CHECK_FAILURE.test(pg.message);
+}
+
+function accessCheckAction(error: unknown): string {
+  return ACCESS_CHECK_FAILURE.exec((error as { message: string }).message)?.[1] ?? 'write';
 }
 
 function uniqueViolationField(table: RecordTable, error: unknown): RecordField | undefined {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { readsLike } from '../platform/names.js';
 import { confirmTrue, idSchema, identifierSchema, recordRef } from '../platform/validation.js';
+import { roleTableAccessInput, tableAccessInput } from './access-schema.js';
 
 export const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'datetime', 'json', 'reference', 'multi-reference'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -56,6 +58,20 @@ export const fieldInput = z
     }
   });
 
+/**
+ * Roles' data-access rules in create_table and update_table (D32). Setting them changes what roles
+ * may do, so it needs `roles:write` besides `tables:write`.
+ */
+const accessList = z
+  .array(roleTableAccessInput)
+  .max(100, 'must have at most 100 entries')
+  .optional()
+  .describe(
+    "Needs roles:write. Per non-admin role: read, create, update, delete each 'none', 'own' (records the user created), 'all' or { filter } " +
+      '(the generated filter language; "$user._id", "$user.email", "$user.role" stand for the user); hiddenFields, readOnlyFields. ' +
+      'A new table starts at all for the creator\'s role and none for the other roles; admins always reach every record.',
+  );
+
 export const createTableInput = z
   .object({
     name: identifierSchema.describe('Letters, digits and _; starts with a letter; unique. It becomes GraphQL names (Orders -> listOrders, updateOrders)'),
@@ -65,15 +81,13 @@ export const createTableInput = z
       .max(MAX_TABLE_FIELDS, `must have at most ${MAX_TABLE_FIELDS} fields`)
       .nullish()
       .transform((fields) => fields ?? []),
+    access: accessList,
   })
   .superRefine((table, ctx) => {
-    const seen = new Set<string>();
+    // Field names that look alike (D33) are one name to a reader: `total` and `tota1`, `Id` and `ld`.
     table.fields.forEach((field, index) => {
-      const key = field.name.toLowerCase();
-      if (seen.has(key)) {
-        ctx.addIssue({ code: 'custom', path: ['fields', index, 'name'], message: `repeats the field name '${field.name}'` });
-      }
-      seen.add(key);
+      const first = table.fields.find((earlier, at) => at < index && readsLike(earlier.name, field.name));
+      if (first) ctx.addIssue({ code: 'custom', path: ['fields', index, 'name'], message: `repeats the field name '${first.name}'` });
     });
   });
 
@@ -81,7 +95,16 @@ export const updateTableInput = z.object({
   _id: recordRef('table'),
   name: identifierSchema.optional(),
   description: z.string().max(1000, 'must be at most 1000 characters').optional(),
+  access: accessList,
 });
+
+/** `setTableAccess`: one role's rules on one table. */
+export const setTableAccessInput = z.object({
+  tableId: recordRef('table'),
+  roleId: idSchema,
+  access: tableAccessInput,
+});
+export type SetTableAccessInput = z.input<typeof setTableAccessInput>;
 
 export const addTableFieldInput = z.object({
   tableId: recordRef('table'),

@@ -1,6 +1,8 @@
 import { writeTransaction } from '../platform/db/write.js';
 import { resolveNamedRecord } from '../platform/references.js';
-import { requirePermission, type Principal } from '../access/permissions.js';
+import { requireAdmin, requirePermission, rolePermissions, type Principal } from '../access/permissions.js';
+import { storedRules } from './access-rules.js';
+import { FULL_ACCESS, NO_ACCESS, type AccessLevel, type TableAccessRules } from './access-schema.js';
 import { recordAudit } from '../audit/writer.js';
 import type { PlatformContext } from '../platform/context.js';
 import { newId } from '../platform/crypto.js';
@@ -8,6 +10,8 @@ import type { Db } from '../platform/db/index.js';
 import type { Row } from '../platform/db/types.js';
 import { TrellisError, badInput, conflict, notFound } from '../platform/errors.js';
 import { idSchema, parseInput } from '../platform/validation.js';
+import { assertDistinctName } from '../platform/names.js';
+import { loadTableAccess, writeCreatorAccess, writeTableAccess, type TableAccess } from './table-access.js';
 import {
   addRecordColumn,
   createRecordTable,
@@ -23,12 +27,14 @@ import {
   addTableFieldInput,
   createTableInput,
   deleteTableInput,
+  setTableAccessInput,
   updateTableFieldInput,
   updateTableInput,
   type AddTableFieldInput,
   type CreateTableInput,
   type DeleteTableInput,
   type FieldType,
+  type SetTableAccessInput,
   type ParsedField,
   type UpdateTableFieldInput,
   type UpdateTableInput,
@@ -49,8 +55,22 @@ export interface Table {
   name: string;
   description: string;
   fields: Field[];
+  /** Every non-admin role's data-access rules (D32); read where asked (getTable, GraphQL's `access`). */
+  access?: TableAccess[];
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** A user's levels on one table's records, as `me` answers them for the application page. */
+export interface EffectiveTableAccess {
+  tableId: string;
+  table: string;
+  read: AccessLevel;
+  create: AccessLevel;
+  update: AccessLevel;
+  delete: AccessLevel;
+  hiddenFields: string[];
+  readOnlyFields: string[];
 }
 
 /** A table's metadata row and its fields in position order. */
@@ -88,13 +108,50 @@ export class TableService {
     const id = await resolveNamedRecord(this.ctx.db, 'app_tables', parseInput(idSchema, tableId));
     const schema = await loadTableSchema(this.ctx.db, id, 'id');
     if (!schema) throw notFound('Table', id);
-    return toTable(schema);
+    return { ...toTable(schema), access: (await loadTableAccess(this.ctx.db, [id])).get(id)! };
+  }
+
+  /** Every non-admin role's data-access rules on a table (NONE where none are written). */
+  async tableAccess(principal: Principal, tableId: string): Promise<TableAccess[]> {
+    requirePermission(principal, 'config:read');
+    return (await loadTableAccess(this.ctx.db, [tableId])).get(tableId) ?? [];
+  }
+
+  /**
+   * What a user may do with each table's records (D32): their role's levels, ALL everywhere for an
+   * admin. Anyone for themselves; an admin for anyone.
+   */
+  async effectiveAccess(principal: Principal, userId: string): Promise<EffectiveTableAccess[]> {
+    if (principal.userId !== userId) requireAdmin(principal);
+    const user = await this.ctx.db
+      .selectFrom('users as u')
+      .innerJoin('roles as r', 'r.id', 'u.role_id')
+      .select(['r.id', 'r.permissions'])
+      .where('u.id', '=', userId)
+      .executeTakeFirst();
+    if (!user) throw notFound('User', userId);
+    const tables = await this.ctx.db.selectFrom('app_tables').select(['id', 'name']).orderBy('name').execute();
+    const isAdmin = rolePermissions(user.permissions).has('admin');
+    const rules = isAdmin ? new Map<string, TableAccessRules>() : await roleRules(this.ctx.db, user.id);
+    return tables.map((table) => effective(table, isAdmin ? FULL_ACCESS : (rules.get(table.id) ?? NO_ACCESS)));
+  }
+
+  /** Sets one non-admin role's rules on a table (roles:write; admins only). */
+  async setTableAccess(principal: Principal, input: SetTableAccessInput): Promise<TableAccess> {
+    const data = parseInput(setTableAccessInput, input);
+    requirePermission(principal, 'roles:write');
+    return writeTransaction(this.ctx, async (trx) => {
+      const table = await lockTable(trx, data.tableId);
+      const [written] = await writeTableAccess(trx, principal, table.id, [{ roleId: data.roleId, ...data.access }], () => 'access');
+      return written!;
+    });
   }
 
   /** Creates the table's metadata and its real SQL table in one transaction. */
   async createTable(principal: Principal, input: CreateTableInput): Promise<Table> {
     const data = parseInput(createTableInput, input);
     requirePermission(principal, 'tables:write');
+    if (data.access) requirePermission(principal, 'roles:write');
     return writeTransaction(this.ctx, async (trx) => {
       await assertTableNameFree(trx, data.name);
       const pending: PendingTable = { id: newId(), name: data.name, sqlName: generateSqlName(data.name) };
@@ -126,7 +183,9 @@ export class TableService {
         resourceId: pending.id,
         details: { name: data.name, sqlName: pending.sqlName, fields: fields.map(auditField) },
       });
-      return toTable((await loadTableSchema(trx, pending.id, 'id'))!);
+      await writeCreatorAccess(trx, principal, pending.id);
+      if (data.access) await writeTableAccess(trx, principal, pending.id, data.access);
+      return this.tableWithAccess(trx, pending.id);
     });
   }
 
@@ -134,11 +193,10 @@ export class TableService {
   async updateTable(principal: Principal, input: UpdateTableInput): Promise<Table> {
     const data = parseInput(updateTableInput, input);
     requirePermission(principal, 'tables:write');
+    if (data.access) requirePermission(principal, 'roles:write');
     return writeTransaction(this.ctx, async (trx) => {
       const table = await lockTable(trx, data._id);
-      if (data.name !== undefined && data.name.toLowerCase() !== table.name.toLowerCase()) {
-        await assertTableNameFree(trx, data.name);
-      }
+      if (data.name !== undefined && data.name !== table.name) await assertTableNameFree(trx, data.name, table.id);
       await trx
         .updateTable('app_tables')
         .set({
@@ -158,7 +216,8 @@ export class TableService {
           ...(data.description !== undefined ? { descriptionChanged: true } : {}),
         },
       });
-      return toTable((await loadTableSchema(trx, table.id, 'id'))!);
+      if (data.access) await writeTableAccess(trx, principal, table.id, data.access);
+      return this.tableWithAccess(trx, table.id);
     });
   }
 
@@ -169,9 +228,7 @@ export class TableService {
     return writeTransaction(this.ctx, async (trx) => {
       const table = await lockTable(trx, data.tableId);
       const existing = await trx.selectFrom('app_fields').select(['name', 'position']).where('table_id', '=', table.id).execute();
-      if (existing.some((f) => f.name.toLowerCase() === data.field.name.toLowerCase())) {
-        throw conflict(`field.name: table '${table.name}' already has a field named '${data.field.name}'`, { field: 'field.name' });
-      }
+      assertDistinctName(data.field.name, existing.map((f) => f.name), { what: 'field', field: 'field.name' });
       if (existing.length >= MAX_TABLE_FIELDS) {
         throw conflict(`Table '${table.name}' already has ${MAX_TABLE_FIELDS} fields, the most a table may have`);
       }
@@ -212,6 +269,10 @@ export class TableService {
       });
       return toTable((await loadTableSchema(trx, table.id, 'id'))!);
     });
+  }
+
+  private async tableWithAccess(db: Db, tableId: string): Promise<Table> {
+    return { ...toTable((await loadTableSchema(db, tableId, 'id'))!), access: (await loadTableAccess(db, [tableId])).get(tableId)! };
   }
 
   /** Drops the table and its records; refused while other tables reference it or hooks use it. */
@@ -264,13 +325,11 @@ export async function loadTableSchema(db: Db, nameOrId: string, by: 'id' | 'idOr
   return { table, fields };
 }
 
-async function assertTableNameFree(trx: Db, name: string): Promise<void> {
-  const taken = await trx
-    .selectFrom('app_tables')
-    .select('name')
-    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
-    .executeTakeFirst();
-  if (taken) throw conflict(`name: a table named '${taken.name}' already exists`, { field: 'name' });
+/** Refuses a name another table has, in any letter case, or that looks like one (D33); `exceptId` is the table being renamed. */
+async function assertTableNameFree(trx: Db, name: string, exceptId?: string): Promise<void> {
+  let others = trx.selectFrom('app_tables').select('name');
+  if (exceptId) others = others.where('id', '!=', exceptId);
+  assertDistinctName(name, (await others.execute()).map((table) => table.name), { what: 'table', field: 'name' });
 }
 
 /** A required column has no value for existing records, so it may only join an empty table. */
@@ -360,5 +419,23 @@ function toTable({ table, fields }: TableSchema): Table {
     fields: fields.map(toField),
     createdAt: table.created_at,
     updatedAt: table.updated_at,
+  };
+}
+
+async function roleRules(db: Db, roleId: string): Promise<Map<string, TableAccessRules>> {
+  const rows = await db.selectFrom('table_access').select(['table_id', 'rules']).where('role_id', '=', roleId).execute();
+  return new Map(rows.map((row) => [row.table_id, storedRules(row.rules)]));
+}
+
+function effective(table: { id: string; name: string }, rules: TableAccessRules): EffectiveTableAccess {
+  return {
+    tableId: table.id,
+    table: table.name,
+    read: rules.read.level,
+    create: rules.create.level,
+    update: rules.update.level,
+    delete: rules.delete.level,
+    hiddenFields: rules.hiddenFields,
+    readOnlyFields: rules.readOnlyFields,
   };
 }

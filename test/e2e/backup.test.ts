@@ -1,9 +1,10 @@
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { readLiveLock } from '../../src/platform/data-dir.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { TEST_ENV } from '../helpers/env.js';
 import { connectMcp } from '../helpers/mcp.js';
@@ -190,6 +191,63 @@ describe.skipIf(usingPostgres)('trellis backup and restore of the embedded data 
     expect(readFileSync(file).subarray(0, 15).toString()).toBe('TRELLIS-BACKUP\n');
   });
 
+  describe('refuses a target inside a data folder, even with --force, and the server and the CLI still agree on every write', () => {
+    const dataDir = () => server.config.dataDir;
+    /** A scratch folder holding a link named `link` to `target`. */
+    const linkTo = (target: string) => {
+      const link = join(scratch(), 'link');
+      symlinkSync(target, link);
+      return link;
+    };
+    const otherDataFolder = () => {
+      const dir = scratch('other-data');
+      cpSync(inject('pgliteTemplate'), dir, { recursive: true });
+      return dir;
+    };
+    const folderWith = (entry: string) => {
+      const dir = scratch();
+      writeFileSync(join(dir, entry), '');
+      return dir;
+    };
+    const inside = (dir: string) => `inside the data folder ${dir}: write the backup outside every data folder`;
+    const cases: [string, () => string, (target: string) => string][] = [
+      ['the live lock', () => join(dataDir(), 'trellis.lock'), () => inside(dataDir())],
+      ['a new file in the data folder', () => join(dataDir(), 'trellis.backup'), () => inside(dataDir())],
+      ['a file of the database', () => join(dataDir(), 'pgdata', 'PG_VERSION'), () => inside(dataDir())],
+      ['a new file deep in the database folder', () => join(dataDir(), 'pgdata', 'base', 'new', 'file'), () => inside(dataDir())],
+      ['the data folder itself', () => dataDir(), () => inside(dataDir())],
+      ['a path through a link to the data folder', () => join(linkTo(dataDir()), 'trellis.backup'), () => inside(dataDir())],
+      ['a link to the live lock', () => linkTo(join(dataDir(), 'trellis.lock')), () => inside(dataDir())],
+      ['a file in another data folder', () => join(otherDataFolder(), 'trellis.backup'), (target) => inside(dirname(target))],
+      ['a lock file of another folder', () => join(folderWith('trellis.lock'), 'trellis.lock'), (target) => inside(dirname(target))],
+      ['a file in a PostgreSQL data directory', () => join(folderWith('PG_VERSION'), 'base.backup'), (target) => inside(dirname(target))],
+      ['a folder', () => scratch(), () => 'a folder: name the file to write'],
+    ];
+    it.each(cases)('%s', async (_case, targetOf, reason) => {
+      const lockBefore = readFileSync(join(dataDir(), 'trellis.lock'), 'utf8');
+      const target = targetOf();
+      const run = await runTrellis(['backup', target, '--force', '--json'], server.env);
+      expect(run.code).toBe(1);
+      expect(JSON.parse(run.stdout).error).toEqual({
+        code: 'BAD_INPUT',
+        message: expect.stringMatching(new RegExp(`^${escape(target)} is ${escape(reason(target))}`)),
+      });
+      expect(readFileSync(join(dataDir(), 'trellis.lock'), 'utf8')).toBe(lockBefore);
+    });
+
+    it('leaves the lock with the server: a write through either side is seen by the other', async () => {
+      expect(readLiveLock(dataDir())).toMatchObject({ url: server.url, pid: process.pid });
+      await gqlData(owner, 'mutation { createUser(email: "after-refusal-1@example.com", password: "after-refusal-1", role: "viewer") { _id } }');
+      const listed = await runTrellis(['user', 'list', '--json'], server.env);
+      expect(JSON.parse(listed.stdout).map((user: { email: string }) => user.email)).toContain('after-refusal-1@example.com');
+      const created = await runTrellis(['user', 'create', '--email', 'after-refusal-2@example.com', '--password', 'after-refusal-2', '--json'], server.env);
+      expect(created.code, created.stdout).toBe(0);
+      const users = (await gqlData(owner, '{ users { email } }')).users.map((user: { email: string }) => user.email);
+      expect(users).toEqual(expect.arrayContaining(['after-refusal-1@example.com', 'after-refusal-2@example.com']));
+      expect(await login(server.url, 'after-refusal-2@example.com', 'after-refusal-2')).toMatch(/^trs_/);
+    });
+  });
+
   describe('refuses a file that is not a Trellis backup, and creates nothing', () => {
     let good: Buffer;
     beforeAll(async () => {
@@ -237,6 +295,10 @@ describe('trellis backup and restore on PostgreSQL', () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 });
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 function flipLastByte(bytes: Buffer): Buffer {
   const copy = Buffer.from(bytes);

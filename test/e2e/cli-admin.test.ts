@@ -132,7 +132,7 @@ describe('trellis integration list and revoke', () => {
   it('lists the integration keys as GraphQL does, and never an apiKey or a hash', async () => {
     const created = await createIntegration('Listed shop');
     const listed = await json('integration', 'list');
-    expect(listed).toEqual((await gqlData(ownerGql, '{ integrationKeys { _id name clientId createdAt } }')).integrationKeys);
+    expect(listed).toEqual((await gqlData(ownerGql, '{ integrationKeys { _id name clientId roleId createdAt } }')).integrationKeys);
     const run = await trellis('integration', 'list');
     expect(run.stdout.split('\n')[0]).toMatch(/^NAME +CLIENT ID +_ID +CREATED$/);
     expect(run.stdout).toMatch(new RegExp(`^Listed shop +${created.clientId} +${created.integration._id} +\\S+Z$`, 'm'));
@@ -292,11 +292,12 @@ describe.skipIf(usingPostgres)('the admin commands on a folder without Trellis d
   ])('trellis %s %s refuses, naming the folder, and creates nothing there', async (...args) => {
     const dir = mkdtempSync(join(tmpdir(), 'trellis-no-data-'));
     folders.push(dir);
-    const withFile = args[0] === 'backup' ? [args[0], join(dir, args[1]!)] : args;
+    const withFile = args[0] === 'backup' ? [args[0], `${dir}.${args[1]!}`] : args;
     const run = await runTrellis(withFile, { ...server.env, TRELLIS_DATA_DIR: dir });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`Error: ${dir} holds no Trellis data: start the server once with \`trellis serve\``);
     expect(readdirSync(dir)).toEqual([]);
+    expect(existsSync(`${dir}.trellis.backup`)).toBe(false);
   });
 
   it('trellis backup refuses a data folder that does not exist, without creating it', async () => {

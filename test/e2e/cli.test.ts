@@ -1,14 +1,15 @@
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { readLiveLock } from '../../src/platform/data-dir.js';
 import { openServices } from '../../src/server.js';
 import { OWNER } from '../helpers/env.js';
-import { runTrellis, spawnServer } from '../helpers/process.js';
+import { TRELLIS_BIN, runTrellis, spawnServer } from '../helpers/process.js';
 import { gqlData, graphqlClient, login, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
 
 const DESIGNER = 'cli-designer@example.com';
@@ -121,7 +122,7 @@ describe(`trellis integration create ${usingPostgres ? 'on the PostgreSQL databa
     const run = await runTrellis(['integration', 'create', '--name', 'Ledger', '--json'], server.env);
     expect(run.code).toBe(0);
     const created = JSON.parse(run.stdout);
-    const listed = (await gqlData(ownerGql, '{ integrationKeys { _id name clientId createdAt } }')).integrationKeys;
+    const listed = (await gqlData(ownerGql, '{ integrationKeys { _id name clientId roleId createdAt } }')).integrationKeys;
     expect(listed).toContainEqual(created.integration);
     expect(created).toEqual({ clientId: created.integration.clientId, apiKey: expect.stringMatching(/^trik_/), integration: expect.any(Object) });
   });
@@ -227,6 +228,178 @@ describe.skipIf(usingPostgres)('CLI commands that never surprise', () => {
   });
 });
 
+describe.skipIf(usingPostgres)('CLI trust in the lock file of a data folder', () => {
+  // Stands for a server of another user: it records whatever a CLI sends it.
+  const received: string[] = [];
+  const listener = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      received.push(`${request.url} ${request.headers['x-trellis-cli-token']} ${body}`);
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"result":[]}');
+    });
+  });
+  let listenerUrl: string;
+  const folders: string[] = [];
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    listenerUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    folders.forEach((dir) => rmSync(dir, { recursive: true, force: true }));
+    await new Promise((resolve) => listener.close(resolve));
+  });
+
+  /** A folder of this user (0700) whose lock (0600) names `url` for a live process (this one). */
+  function lockedFolder(url = listenerUrl): string {
+    const dir = mkdtempSync(join(tmpdir(), 'trellis-cli-lock-'));
+    folders.push(dir);
+    writeFileSync(join(dir, 'trellis.lock'), JSON.stringify({ pid: process.pid, url, token: 'the-lock-token' }), { mode: 0o600 });
+    return dir;
+  }
+  const createUser = (dir: string) =>
+    runTrellis(['user', 'create', '--email', 'lock-victim@example.com', '--password', 'operator-secret-1'], { ...server.env, TRELLIS_DATA_DIR: dir });
+
+  it('sends the command to the server named by a lock of this user that others cannot write', async () => {
+    received.length = 0;
+    const run = await runTrellis(['user', 'list', '--json'], { ...server.env, TRELLIS_DATA_DIR: lockedFolder() });
+    expect(run.code, run.stderr).toBe(0);
+    expect(received).toEqual([expect.stringMatching(/^\/api\/internal\/cli the-lock-token /)]);
+  });
+
+  const UID = process.getuid!();
+  const spoiled: [string, (dir: string) => void, string][] = [
+    ['the folder belongs to another user', (dir) => chownSync(dir, 65534, 65534), `the folder belongs to uid 65534, not to you (uid ${UID}) or root`],
+    ['the lock file belongs to another user', (dir) => chownSync(join(dir, 'trellis.lock'), 65534, 65534), `the lock file belongs to uid 65534, not to you (uid ${UID}) or root`],
+    ['other users may write in the folder', (dir) => chmodSync(dir, 0o702), 'other users may write in the folder (mode 0702)'],
+    ['the group may write in the folder', (dir) => chmodSync(dir, 0o770), 'other users may write in the folder (mode 0770)'],
+    ['other users may write the lock file', (dir) => chmodSync(join(dir, 'trellis.lock'), 0o602), 'other users may write the lock file (mode 0602)'],
+    [
+      'the lock file is a symbolic link',
+      (dir) => {
+        const elsewhere = join(mkdtempSync(join(tmpdir(), 'trellis-cli-lock-')), 'lock');
+        folders.push(dirname(elsewhere));
+        writeFileSync(elsewhere, readFileSync(join(dir, 'trellis.lock')), { mode: 0o600 });
+        rmSync(join(dir, 'trellis.lock'));
+        symlinkSync(elsewhere, join(dir, 'trellis.lock'));
+      },
+      'the lock file is not a regular file',
+    ],
+    ['the lock names an address of another machine', (dir) => writeLock(dir, 'http://192.0.2.10:3000'), 'it names http://192.0.2.10:3000, not a loopback address of this machine'],
+    ['the lock names a DNS name', (dir) => writeLock(dir, listenerUrl.replace('127.0.0.1', '127.0.0.1.nip.io')), 'not a loopback address of this machine'],
+    ['the lock names another scheme', (dir) => writeLock(dir, listenerUrl.replace('http:', 'ftp:')), 'not a loopback address of this machine'],
+  ];
+  it.each(spoiled)('refuses in one line, sending nothing, when %s', async (_case, spoil, reason) => {
+    received.length = 0;
+    const dir = lockedFolder();
+    spoil(dir);
+    const run = await createUser(dir);
+    expect(run.code).toBe(1);
+    expect(run.stderr.startsWith(`Error: Refusing the lock file of ${dir}: `)).toBe(true);
+    expect(run.stderr).toContain(reason);
+    expect(run.stderr.endsWith(`. ${LOCK_ADVICE}\n`)).toBe(true);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stdout).toBe('');
+    expect(received).toEqual([]);
+  });
+
+  it('refuses a backup through a lock it does not trust, and writes no file', async () => {
+    received.length = 0;
+    const dir = lockedFolder();
+    chmodSync(dir, 0o777);
+    const file = join(dir, '..', `${dir.split('/').at(-1)}.backup`);
+    const run = await runTrellis(['backup', file, '--json'], { ...server.env, TRELLIS_DATA_DIR: dir });
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout).error.message).toContain(`Refusing the lock file of ${dir}: other users may write in the folder (mode 0777)`);
+    expect(received).toEqual([]);
+    expect(existsSync(file)).toBe(false);
+  });
+});
+
+/** The advice after each refusal of a lock. */
+const LOCK_ADVICE =
+  'A server of another user could read what the command sends (passwords, the lock token): check who holds this folder, or point TRELLIS_DATA_DIR at a folder only you can write';
+
+function writeLock(dir: string, url: string): void {
+  writeFileSync(join(dir, 'trellis.lock'), JSON.stringify({ pid: process.pid, url, token: 'the-lock-token' }), { mode: 0o600 });
+}
+
+describe('trellis user create without the password on its command line', () => {
+  const USER_FIELDS = '{ users { email roleName } }';
+
+  it('reads the password from standard input with --password-stdin', async () => {
+    const run = await runTrellis(['user', 'create', '--email', 'stdin-user@example.com', '--password-stdin', '--role', 'designer', '--json'], server.env, 'stdin-password-1\n');
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ email: 'stdin-user@example.com', roleName: 'designer' });
+    expect(await login(server.url, 'stdin-user@example.com', 'stdin-password-1')).toMatch(/^trs_/);
+  });
+
+  it('takes the first line of standard input, without its line break, and refuses an empty one', async () => {
+    const run = await runTrellis(['user', 'create', '--email', 'crlf-user@example.com', '--password-stdin'], server.env, 'crlf-password-1\r\nignored\n');
+    expect(run.code, run.stderr).toBe(0);
+    expect(await login(server.url, 'crlf-user@example.com', 'crlf-password-1')).toMatch(/^trs_/);
+    const empty = await runTrellis(['user', 'create', '--email', 'empty-user@example.com', '--password-stdin', '--json'], server.env, '\n');
+    expect(empty.code).toBe(1);
+    expect(JSON.parse(empty.stdout)).toEqual({ error: { code: 'BAD_USAGE', message: '--password-stdin: standard input holds no password (send it as its first line)' } });
+  });
+
+  it.each([
+    ['neither --password nor --password-stdin, without a terminal', ['--email', 'nopass@example.com'], undefined, 'a password is required: send it on standard input with --password-stdin, or run the command in a terminal to be asked for it'],
+    ['both --password and --password-stdin', ['--email', 'both@example.com', '--password', 'x-password-1', '--password-stdin'], 'y-password-1\n', 'give the password either with --password or with --password-stdin, not both'],
+  ])('refuses %s, creating nobody', async (_case, args, input, message) => {
+    const run = await runTrellis(['user', 'create', ...args, '--json'], server.env, input);
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toEqual({ error: { code: 'BAD_USAGE', message } });
+    const emails = (await gqlData(ownerGql, USER_FIELDS)).users.map((user: { email: string }) => user.email);
+    expect(emails).not.toContain(args[1]);
+  });
+
+  it('keeps --password working', async () => {
+    const run = await runTrellis(['user', 'create', '--email', 'argv-user@example.com', '--password', 'argv-password-1'], server.env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(await login(server.url, 'argv-user@example.com', 'argv-password-1')).toMatch(/^trs_/);
+  });
+
+  it('asks for the password twice in a terminal, without echoing it', { timeout: 30_000 }, async () => {
+    const { output, code } = await inTerminal(['user', 'create', '--email', 'tty-user@example.com', '--json'], server.env, ['tty-password-1', 'tty-password-1']);
+    expect(code, output).toBe(0);
+    expect(output).toContain('Password: ');
+    expect(output).toContain('Repeat the password: ');
+    expect(output).not.toContain('tty-password-1');
+    expect(await login(server.url, 'tty-user@example.com', 'tty-password-1')).toMatch(/^trs_/);
+  });
+
+  it('refuses in a terminal when the two passwords differ', { timeout: 30_000 }, async () => {
+    const { output, code } = await inTerminal(['user', 'create', '--email', 'tty-typo@example.com'], server.env, ['tty-password-1', 'tty-pasword-1']);
+    expect(code).toBe(1);
+    expect(output).toContain('Error: the two passwords differ; nothing was created');
+    expect(output).not.toContain('tty-pas');
+  });
+});
+
+/**
+ * Runs the CLI in a pseudo-terminal (util-linux `script`) and types each answer once the CLI asks
+ * for it; resolves with everything the terminal showed and the exit code.
+ */
+function inTerminal(args: string[], env: Record<string, string>, answers: string[]): Promise<{ output: string; code: number | null }> {
+  const command = [process.execPath, TRELLIS_BIN, ...args].map((word) => `'${word}'`).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
+  let asked = 0;
+  const onOutput = (chunk: Buffer) => {
+    output += chunk;
+    const prompts = output.match(/Password: |Repeat the password: /g)?.length ?? 0;
+    while (asked < prompts && asked < answers.length) child.stdin.write(`${answers[asked++]}\r`);
+  };
+  child.stdout.on('data', onOutput);
+  child.stderr.on('data', onOutput);
+  return new Promise((resolve) => child.once('exit', (code) => {
+    child.stdin.end();
+    resolve({ output, code });
+  }));
+}
+
 describe('a server process with debug logging', () => {
   it('never prints a raw MCP key or integration apiKey while they are created through GraphQL and the CLI', async () => {
     const folder = usingPostgres ? undefined : freeDataFolder();
@@ -248,6 +421,29 @@ describe('a server process with debug logging', () => {
       const output = child.output();
       expect(output).toContain('"level":');
       for (const secret of secrets) expect(output).not.toContain(secret.slice(secret.indexOf('_') + 1));
+    } finally {
+      if (child.child.exitCode === null) await child.stop();
+      if (folder) rmSync(folder.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('never prints a password given to trellis user create, on its standard input or its command line', async () => {
+    const folder = usingPostgres ? undefined : freeDataFolder();
+    const env = { ...(folder?.env ?? server.env), TRELLIS_LOG_LEVEL: 'debug', PORT: '0' };
+    const child = await spawnServer(env);
+    try {
+      const passwords = ['logged-stdin-password', 'logged-argv-password', 'short'];
+      const runs = [
+        await runTrellis(['user', 'create', '--email', 'logged-stdin@example.com', '--password-stdin'], env, `${passwords[0]}\n`),
+        await runTrellis(['user', 'create', '--email', 'logged-argv@example.com', '--password', passwords[1]!], env),
+        await runTrellis(['user', 'create', '--email', 'logged-short@example.com', '--password-stdin', '--json'], env, `${passwords[2]}\n`),
+      ];
+      expect(runs.map((run) => run.code)).toEqual([0, 0, 1]);
+      expect(await child.stop()).toBe(0);
+      const output = [child.output(), ...runs.flatMap((run) => [run.stdout, run.stderr])].join('\n');
+      // On the embedded folder the commands went through the server, whose log is checked too.
+      if (!usingPostgres) expect(child.output()).toContain('/api/internal/cli');
+      for (const password of passwords) expect(output).not.toContain(password);
     } finally {
       if (child.child.exitCode === null) await child.stop();
       if (folder) rmSync(folder.dir, { recursive: true, force: true });

@@ -114,11 +114,11 @@ describe('createHook', () => {
     expect(versions).toEqual([expect.objectContaining({ version: 1, content: CODE, content_sha256: sha256(CODE), author_id: ownerId })]);
   });
 
-  it('e-mails every enabled owner, naming the hook, type, author, source and code hash but not the code', async () => {
+  it('e-mails every owner, a disabled one too, naming the hook, type, author, source and code hash but not the code', async () => {
     const content = 'async function hook(instance) { return "secret-marker"; }';
     await createHook(ownerGql, { name: 'Mail me', type: 'afterSave', tableId: TABLE_ID, content });
     const mails = await mailsWithSubject('Hook "Mail me" created');
-    expect(mails.map((m) => m.to_address)).toEqual(['co-owner@example.com', OWNER.email]);
+    expect(mails.map((m) => m.to_address)).toEqual(['co-owner@example.com', OWNER.email, 'retired-owner@example.com']);
     for (const mail of mails) {
       expect(mail.body).toContain('"Mail me"');
       expect(mail.body).toContain('Type: afterSave');
@@ -217,7 +217,7 @@ describe('updateHook', () => {
       { version: 2, content_sha256: sha256(content) },
     ]);
     const mails = await mailsWithSubject('Hook "Evolving" modified');
-    expect(mails.map((m) => m.to_address)).toEqual(['co-owner@example.com', OWNER.email]);
+    expect(mails.map((m) => m.to_address)).toEqual(['co-owner@example.com', OWNER.email, 'retired-owner@example.com']);
     expect(mails[0]!.body).toContain(sha256(content));
     const event = await db().selectFrom('audit_events').selectAll().where('resource_id', '=', _id).where('action', '=', 'hook.update').executeTakeFirstOrThrow();
     expect(event.details).toMatchObject({ version: 2, codeSha256: sha256(content) });
@@ -227,7 +227,7 @@ describe('updateHook', () => {
     const { _id } = await createHook(ownerGql, { name: 'Mover', type: 'afterSave', tableId: TABLE_ID });
     const updated = (await gqlData(ownerGql, UPDATE, { _id, name: 'Moved hook', tableId: OTHER_TABLE_ID })).updateHook;
     expect(updated).toMatchObject({ name: 'Moved hook', tableId: OTHER_TABLE_ID, content: CODE, version: 2 });
-    expect((await mailsWithSubject('Hook "Moved hook" modified')).length).toBe(2);
+    expect((await mailsWithSubject('Hook "Moved hook" modified')).length).toBe(3);
   });
 
   it('returns the previous content to the service caller', async () => {

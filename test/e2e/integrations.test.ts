@@ -6,8 +6,8 @@ import { allStoredText } from '../helpers/stored-text.js';
 type Gql = ReturnType<typeof graphqlClient>;
 type Created = { clientId: string; apiKey: string; integration: { _id: string } };
 
-const CREATE = 'mutation($name: String!) { createIntegrationKey(name: $name) { clientId apiKey integration { _id name clientId createdAt } } }';
-const LIST = '{ integrationKeys { _id name clientId createdAt } }';
+const CREATE = 'mutation($name: String!) { createIntegrationKey(name: $name) { clientId apiKey integration { _id name clientId roleId createdAt } } }';
+const LIST = '{ integrationKeys { _id name clientId roleId createdAt } }';
 const DELETE = 'mutation($clientId: String!) { deleteIntegrationKey(clientId: $clientId) }';
 
 let server: TestServer;
@@ -53,7 +53,7 @@ describe('createIntegrationKey', () => {
     const created = await createIntegration('Warehouse');
     expect(created.clientId).toMatch(/^trc_[A-Za-z0-9_-]{16}$/);
     expect(created.apiKey).toMatch(/^trik_[A-Za-z0-9_-]{43}$/);
-    expect(created.integration).toEqual({ _id: expect.any(String), name: 'Warehouse', clientId: created.clientId, createdAt: expect.any(String) });
+    expect(created.integration).toEqual({ _id: expect.any(String), name: 'Warehouse', clientId: created.clientId, roleId: null, createdAt: expect.any(String) });
   });
 
   it('stores only the SHA-256 of the apiKey and records the creation in the audit trail', async () => {
@@ -66,7 +66,7 @@ describe('createIntegrationKey', () => {
       .where('action', '=', 'integration_key.create')
       .where('resource_id', '=', row.id)
       .executeTakeFirstOrThrow();
-    expect(event.details).toEqual({ name: 'Billing', clientId: created.clientId });
+    expect(event.details).toEqual({ name: 'Billing', clientId: created.clientId, roleId: null });
   });
 
   it.each([['crm'], ['CRM'], ['  Crm ']])('refuses the name %j beside an existing "crm", ignoring case, with CONFLICT', async (name) => {

@@ -100,15 +100,15 @@ describe('owner e-mail over SMTP', () => {
     await receiver?.close();
   });
 
-  it('sends each enabled owner one e-mail on hook creation naming the hook, its author and the sha256 of the stored code', async () => {
+  it('sends each owner, a disabled one too, one e-mail on hook creation naming the hook, its author and the sha256 of the stored code', async () => {
     const hook = await createHook(ownerGql, 'Created_hook');
-    const mails = await waitFor('two creation mails', () => {
+    const mails = await waitFor('three creation mails', () => {
       const found = mailsWithSubject('Hook "Created_hook" created');
-      return found.length >= 2 ? found : undefined;
+      return found.length >= 3 ? found : undefined;
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(mailsWithSubject('Hook "Created_hook" created')).toHaveLength(2);
-    expect(mails.flatMap((mail) => mail.recipients).sort()).toEqual(['co-owner@example.com', OWNER.email]);
+    expect(mailsWithSubject('Hook "Created_hook" created')).toHaveLength(3);
+    expect(mails.flatMap((mail) => mail.recipients).sort()).toEqual(['co-owner@example.com', OWNER.email, 'retired-owner@example.com']);
     for (const mail of mails) {
       expect(mail.headers).toMatch(/^From: Trellis <trellis@localhost>$/m);
       expect(mail.text).toContain('The hook "Created_hook" was created.');
@@ -123,18 +123,19 @@ describe('owner e-mail over SMTP', () => {
     expect(rows.map((row) => ({ to: row.to_address, attempts: row.attempts, lastError: row.last_error }))).toEqual([
       { to: 'co-owner@example.com', attempts: 0, lastError: null },
       { to: OWNER.email, attempts: 0, lastError: null },
+      { to: 'retired-owner@example.com', attempts: 0, lastError: null },
     ]);
   });
 
-  it('sends each enabled owner a "modified" e-mail with the new code hash when the hook is updated', async () => {
+  it('sends each owner a "modified" e-mail with the new code hash when the hook is updated', async () => {
     const hook = await createHook(ownerGql, 'Updated_hook');
     const updated = (await gqlData(ownerGql, UPDATE, { _id: hook._id, content: `${CODE}\n// v2` })).updateHook;
     expect(updated.contentSha256).not.toBe(hook.contentSha256);
-    const mails = await waitFor('two modification mails', () => {
+    const mails = await waitFor('three modification mails', () => {
       const found = mailsWithSubject('Hook "Updated_hook" modified');
-      return found.length >= 2 ? found : undefined;
+      return found.length >= 3 ? found : undefined;
     });
-    expect(mails.flatMap((mail) => mail.recipients).sort()).toEqual(['co-owner@example.com', OWNER.email]);
+    expect(mails.flatMap((mail) => mail.recipients).sort()).toEqual(['co-owner@example.com', OWNER.email, 'retired-owner@example.com']);
     for (const mail of mails) {
       expect(mail.text).toContain('The hook "Updated_hook" was modified.');
       expect(mail.text).toContain('Version: 2');

@@ -59,17 +59,22 @@ describe('migrations and first-start bootstrap', () => {
       const names = (await sql<{ name: string }>`select name from trellis_migrations order by name`.execute(database.db)).rows.map((row) => row.name);
       const latest = names.at(-1)!;
       // The migration undone below: when one is added after it, undo that one here instead.
-      expect(latest).toBe('0004_hook_runs_unlinked');
-      await sql`drop trigger hooks_unlink_runs on hooks`.execute(database.db);
-      await sql`drop function trellis_unlink_hook_runs()`.execute(database.db);
+      expect(latest).toBe('0005_table_access');
+      await sql`drop function trellis_access_check(boolean, text)`.execute(database.db);
+      await sql`drop table table_access`.execute(database.db);
+      await sql`alter table integration_keys drop column role_id`.execute(database.db);
       await sql`delete from trellis_migrations where name = ${latest}`.execute(database.db);
+      // What a deployment of the version before data access holds: a table, an admin role and another.
+      await sql`insert into roles (id, name, permissions) values ('r-admin', 'admin', '["admin"]'), ('r-clerk', 'clerk', '["config:read"]')`.execute(database.db);
+      await sql`insert into app_tables (id, name, sql_name, description, updated_at) values ('t-legacy', 'Legacy', 'legacy_records', '', now())`.execute(database.db);
       await database.close();
 
       database = await openDatabase(options);
       const after = await sql<{ name: string }>`select name from trellis_migrations order by name`.execute(database.db);
       expect(after.rows.map((row) => row.name)).toEqual(names);
-      const trigger = await sql<{ n: number }>`select count(*)::int as n from pg_trigger where tgname = 'hooks_unlink_runs'`.execute(database.db);
-      expect(trigger.rows[0]!.n).toBe(1);
+      // The upgrade keeps the table open to every non-admin role, written out where it can be changed (D32).
+      const rules = await sql<{ table_id: string; role_id: string; rules: { read: { level: string }; delete: { level: string } } }>`select table_id, role_id, rules from table_access`.execute(database.db);
+      expect(rules.rows.map((row) => [row.table_id, row.role_id, row.rules.read.level, row.rules.delete.level])).toEqual([['t-legacy', 'r-clerk', 'ALL', 'ALL']]);
       // Opened again with nothing to do: nothing changes.
       await database.close();
       database = await openDatabase(options);

@@ -363,6 +363,15 @@ describe('save hooks', () => {
 
   it('shows the author and their role to beforeSave hooks as user, which may refuse a save to a role', async () => {
     const signed = await createTable('Signed', [{ name: 'by', type: 'text' }]);
+    // A new table starts at NONE for roles other than its creator's (D32): open it to both.
+    const all = { level: 'ALL' };
+    for (const role of ['designer', 'viewer']) {
+      await gqlData(gql, 'mutation($t: ID!, $r: ID!, $a: TableAccessInput!) { setTableAccess(tableId: $t, roleId: $r, access: $a) { roleId } }', {
+        t: signed,
+        r: role,
+        a: { read: all, create: all, update: all, delete: all },
+      });
+    }
     const content = "async function (instance) { if (user && user.role === 'viewer') throw new Error('Viewers may not sign'); instance.by = user ? `${user.email} (${user.role})` : 'nobody'; return instance; }";
     await gqlData(gql, HOOK, { n: 'sign', t: 'beforeSave', table: signed, c: content });
     expect((await gqlData(gql, 'mutation { createSigned(data: {}) { by } }')).createSigned).toEqual({ by: 'owner@example.com (admin)' });

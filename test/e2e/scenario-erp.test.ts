@@ -33,6 +33,12 @@ beforeAll(async () => {
     'mutation { createTable(name: "Orders", fields: [{ name: "title", type: "text", required: true }, { name: "amount", type: "number" }]) { _id } }',
   );
   tableId = table.createTable._id;
+  // The clerk's role reads and writes the orders: x-userid never widens what the integration reaches (D32).
+  const all = { level: 'ALL' };
+  await gqlData(ownerGql, 'mutation($t: ID!, $a: TableAccessInput!) { setTableAccess(tableId: $t, roleId: "viewer", access: $a) { roleId } }', {
+    t: tableId,
+    a: { read: all, create: all, update: all, delete: all },
+  });
   await gqlData(ownerGql, 'mutation($tableId: ID!, $content: String!) { createHook(name: "post-to-erp-bus", type: "afterSave", tableId: $tableId, content: $content) { _id } }', {
     tableId,
     content: `async function (instance) {

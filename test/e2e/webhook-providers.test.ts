@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
 
 type Gql = ReturnType<typeof graphqlClient>;
@@ -62,6 +62,13 @@ async function post(url: string, body: string, headers: Record<string, string>) 
     json = undefined;
   }
   return { status: response.status, headers: response.headers, text, json };
+}
+
+/** The headers every webhook answer carries, whatever the code chose or however it failed. */
+function expectFixedHeaders(headers: Headers): void {
+  expect(headers.get('content-security-policy')).toBe("default-src 'none'; sandbox");
+  expect(headers.get('x-content-type-options')).toBe('nosniff');
+  expect(headers.get('cache-control')).toBe('no-store');
 }
 
 const hmac = (algorithm: string, data: string, encoding: 'hex' | 'base64' = 'hex') => createHmac(algorithm, SECRET).update(data).digest(encoding);
@@ -204,14 +211,68 @@ describe('webhooks that real providers call', () => {
     ['a cookie', { status: 200, headers: { 'set-cookie': 'session=1' } }],
     ['a header value with a line break', { status: 200, headers: { 'x-a': 'b\r\nx-injected: 1' } }],
     ['an invalid header name', { status: 200, headers: { 'x a': 'b' } }],
-  ])('fails the run with 500 when respond() gets %s', async (_label, instance) => {
+    ['a header value with a control character', { status: 200, headers: { 'x-a': 'b\u0001c' } }],
+    ['a header value with DEL', { status: 200, headers: { 'x-a': 'b\u007f' } }],
+    ['a header value with a character above U+00FF', { status: 200, headers: { 'x-a': 'caf\u0100' } }],
+    ['a header value with an emoji', { status: 200, headers: { 'x-a': '\u{1f600}' } }],
+    ['a header value with leading whitespace', { status: 200, headers: { 'x-a': ' b' } }],
+    ['a header value with trailing whitespace', { status: 200, headers: { 'x-a': 'b\t' } }],
+  ])('fails the run with 500 and the fixed headers when respond() gets %s', async (_label, instance) => {
     const result = await post(hook('bad-respond'), JSON.stringify(instance), { 'content-type': 'application/json' });
     expect(result.status).toBe(500);
-    expect(result.json.error.code).toBe('HOOK_FAILED');
+    expect(result.json.error).toMatchObject({ code: 'HOOK_FAILED', message: "The webhook's code failed" });
     expect(result.headers.get('x-injected')).toBeNull();
+    expect(result.headers.get('x-a')).toBeNull();
+    expectFixedHeaders(result.headers);
+    await server.server.services.hookRuntime.flushRunLog();
+    const run = await server.server.services.ctx.db.selectFrom('hook_runs').select(['outcome', 'error']).where('hook_name', '=', 'bad-respond').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    expect(run.outcome).toBe('error');
+    expect(run.error).toMatch(/^respond\(status, body, headers\): /);
+  });
+
+  it('names the header and the character HTTP refuses in the TypeError the code gets', async () => {
+    const result = await post(hook('bad-respond'), JSON.stringify({ status: 200, headers: { 'X-Trace': 'ok\u0100' } }), { 'content-type': 'application/json' });
+    expect(result.status).toBe(500);
     await server.server.services.hookRuntime.flushRunLog();
     const run = await server.server.services.ctx.db.selectFrom('hook_runs').select('error').where('hook_name', '=', 'bad-respond').orderBy('id', 'desc').executeTakeFirstOrThrow();
-    expect(run.error).toMatch(/^respond\(status, body, headers\): /);
+    expect(run.error).toBe("respond(status, body, headers): the header 'x-trace' has U+0100 at position 2, which HTTP does not allow in a header value (tab, space, visible ASCII and U+0080 to U+00FF only)");
+  });
+
+  it('sends header values with inner spaces and tabs, and with characters from U+0080 to U+00FF (obs-text)', async () => {
+    const result = await post(hook('bad-respond'), JSON.stringify({ status: 200, headers: { 'x-a': 'a \tb', 'x-b': 'caf\u00e9' } }), { 'content-type': 'application/json' });
+    expect(result.status).toBe(200);
+    expect(result.headers.get('x-a')).toBe('a \tb');
+    expect(result.headers.get('x-b')).not.toBeNull();
+    expectFixedHeaders(result.headers);
+  });
+
+  it('answers 500 with the fixed headers, and logs an error, when the engine hands over an answer HTTP cannot carry', async () => {
+    const runtime = server.server.services.hookRuntime as unknown as { sandbox: { run: (...args: unknown[]) => Promise<unknown> } };
+    const forged = { ok: true, value: 'x', instance: null, response: { status: 200, headers: { 'x-a': 'b\u0001', 'x-b': 'c\u0100' }, body: 'x' } };
+    const spy = vi.spyOn(runtime.sandbox, 'run').mockResolvedValueOnce({ outcome: forged, console: [], queuedMs: 0 });
+    try {
+      const result = await post(hook('html-echo'), JSON.stringify({ page: 'x' }), { 'content-type': 'application/json' });
+      expect(result.status).toBe(500);
+      expect(result.json.error).toMatchObject({ code: 'HOOK_FAILED', message: "The webhook's code failed" });
+      expect(result.headers.get('x-a')).toBeNull();
+      expectFixedHeaders(result.headers);
+    } finally {
+      spy.mockRestore();
+    }
+    await server.server.services.hookRuntime.flushRunLog();
+    const run = await server.server.services.ctx.db.selectFrom('hook_runs').select(['outcome', 'error']).where('hook_name', '=', 'html-echo').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    expect(run).toEqual({ outcome: 'error', error: expect.stringContaining("the header 'x-a' has U+0001") });
+  });
+
+  it.each([
+    ['an unknown webhook (404)', () => post(hook('no-such-hook'), '{}', { 'content-type': 'application/json' }), 404],
+    ['a malformed body (400)', () => post(hook('echo'), '{', { 'content-type': 'application/json' }), 400],
+    ['another media type (415)', () => post(hook('echo'), 'x', { 'content-type': 'image/png' }), 415],
+    ['another method (405)', () => fetch(hook('echo'), { method: 'GET' }), 405],
+  ])('sends the fixed headers with every error answer too: %s', async (_label, call, status) => {
+    const result = await call();
+    expect(result.status).toBe(status);
+    expectFixedHeaders(result.headers);
   });
 
   it('sandboxes every answer so that code echoing a caller never serves a page of the application', async () => {

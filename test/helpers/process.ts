@@ -51,14 +51,18 @@ export async function spawnServer(env: Record<string, string>, timeoutMs = 30_00
   };
 }
 
-/** Runs the CLI to completion and returns its exit code and output. */
-export function runTrellis(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the CLI to completion and returns its exit code and output; `input`, when given, is its standard input. */
+export function runTrellis(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [TRELLIS_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stdin = input === undefined ? 'ignore' : 'pipe';
+    const child = spawn(process.execPath, [TRELLIS_BIN, ...args], { env: { ...process.env, ...env }, stdio: [stdin, 'pipe', 'pipe'] });
+    // A CLI that exits before reading its input is no failure of the helper.
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
     child.once('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }

@@ -57,13 +57,17 @@ const typeDefs = /* GraphQL */ `
     createUser(email: String!, password: String!, name: String, role: String): User!
     "Changes the signed-in user's own password (the current one is checked); every session of the user ends and a new one is returned."
     changeMyPassword(currentPassword: String!, newPassword: String!): NewSession!
-    "Changes a user's name, role, password or disabled flag (admin only)."
+    "Changes a user's name, role, password or disabled flag (admin only). The owner's account changes only by the owner (FORBIDDEN otherwise), who stays an enabled admin until transferOwnership (CONFLICT). A change to an admin account is e-mailed to it and audited."
     updateUser(_id: ID!, name: String, role: String, password: String, disabled: Boolean): User!
+    "Makes another enabled admin the owner, in place of the signed-in owner (only the owner may); both are e-mailed and the transfer is audited. Returns the new owner."
+    transferOwnership(userId: ID!): User!
     createRole(name: String!, description: String, permissions: [Permission!]): Role!
     updateRole(_id: ID!, description: String, permissions: [Permission!]): Role!
     deleteRole(_id: ID!): Boolean!
     "Lets the roles see the feature; returns the ids of every role that now sees it."
     grantFeatureAccess(featureId: ID!, roleIds: [ID!]!): [ID!]!
+    "Like grantFeatureAccess (which does the same), answering what changed in the roles' data access too."
+    grantFeature(featureId: ID!, roleIds: [ID!]!): FeatureGrant!
     "Stops the roles from seeing the feature; returns the ids of every role that still sees it."
     revokeFeatureAccess(featureId: ID!, roleIds: [ID!]!): [ID!]!
   }
@@ -85,10 +89,15 @@ export const accessModule: GraphQLModule = {
         return { token: session.token, expiresIn: session.expires_in };
       },
       updateUser: (_s, args, ctx) => ctx.services.access.updateUser(requireUser(ctx), withoutNulls(args) as never),
+      transferOwnership: (_s, args, ctx) => ctx.services.access.transferOwnership(requireUser(ctx), args as never),
       createRole: (_s, args, ctx) => ctx.services.access.createRole(requireUser(ctx), withoutNulls(args) as never),
       updateRole: (_s, args, ctx) => ctx.services.access.updateRole(requireUser(ctx), withoutNulls(args) as never),
       deleteRole: (_s, args, ctx) => ctx.services.access.deleteRole(requireUser(ctx), args._id),
       grantFeatureAccess: (_s, args, ctx) => ctx.services.access.grantFeatureAccess(requireUser(ctx), args as never),
+      grantFeature: async (_s, args, ctx) => {
+        const { roleIds, dataAccess } = await ctx.services.access.grantFeature(requireUser(ctx), args as never);
+        return { roleIds, ...dataAccess };
+      },
       revokeFeatureAccess: (_s, args, ctx) => ctx.services.access.revokeFeatureAccess(requireUser(ctx), args as never),
     },
   },

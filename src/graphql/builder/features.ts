@@ -41,8 +41,8 @@ const typeDefs = /* GraphQL */ `
   }
 
   extend type Query {
-    "Checks feature code without saving or running it (config:read): syntax, imports, runtime rules, GraphQL documents."
-    validateFeatureCode(customCode: String!): CodeValidation!
+    "Checks feature code without saving or running it (config:read): syntax, imports, runtime rules, GraphQL documents. With featureId, also warns for each role that sees that feature but lacks data access its GraphQL documents need."
+    validateFeatureCode(customCode: String!, featureId: ID): CodeValidation!
     "The unified diff from one saved version of a feature to another."
     featureVersionDiff(_id: ID!, from: Int!, to: Int!): String!
     "Features whose name or _id contains query (case-insensitive), ordered by name."
@@ -66,7 +66,7 @@ export const featuresModule: GraphQLModule = {
   typeDefs,
   resolvers: {
     Query: {
-      validateFeatureCode: (_s, args, ctx) => ctx.services.features.validateCode(requireUser(ctx), args.customCode),
+      validateFeatureCode: (_s, args, ctx) => ctx.services.features.validateCode(requireUser(ctx), args.customCode, args.featureId ?? undefined),
       featureVersionDiff: (_s, args, ctx) => ctx.services.features.versionDiff(requireUser(ctx), args._id, args.from, args.to),
       features: (_s, args, ctx) => ctx.services.features.listFeatures(requireUser(ctx), withoutNulls(args)),
       feature: (_s, args, ctx) => ctx.services.features.getFeature(requireUser(ctx), args._id),

@@ -7,6 +7,8 @@ const typeDefs = /* GraphQL */ `
     _id: ID!
     name: String!
     clientId: String!
+    "The role whose data-access rules the integration acts with; null: every record of every table."
+    roleId: ID
     createdAt: DateTime!
   }
 
@@ -23,8 +25,8 @@ const typeDefs = /* GraphQL */ `
   }
 
   extend type Mutation {
-    "Creates an integration key (admin only); names are unique ignoring case."
-    createIntegrationKey(name: String!): CreatedIntegrationKey!
+    "Creates an integration key (admin only); names are unique ignoring case. With roleId (a role _id or name) it acts with that role's data-access rules; without, it reaches every record."
+    createIntegrationKey(name: String!, roleId: ID): CreatedIntegrationKey!
     "Deletes an integration key and revokes its access tokens at once (admin only)."
     deleteIntegrationKey(clientId: String!): Boolean!
   }

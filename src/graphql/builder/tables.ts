@@ -1,4 +1,5 @@
 import type { GraphQLModule } from '../module.js';
+import type { Table } from '../../tables/service.js';
 import { requireUser, withoutNulls } from './access.js';
 
 const typeDefs = /* GraphQL */ `
@@ -28,6 +29,89 @@ const typeDefs = /* GraphQL */ `
     delete: String!
   }
 
+  "How much of a table's records a rule reaches: none, those the user created, those a filter matches, or all."
+  enum AccessLevel {
+    NONE
+    OWN
+    FILTER
+    ALL
+  }
+
+  type AccessRule {
+    level: AccessLevel!
+    "FILTER only: conditions in the generated filter language; $user._id, $user.email and $user.role (as strings) stand for the signed-in user."
+    filter: JSON
+  }
+
+  "A non-admin role's rules on a table's records; admins always reach every record."
+  type TableAccess {
+    roleId: ID!
+    roleName: String!
+    read: AccessRule!
+    create: AccessRule!
+    update: AccessRule!
+    delete: AccessRule!
+    "Read as null, refused in filters and sorts."
+    hiddenFields: [String!]!
+    "Refused in create and update data."
+    readOnlyFields: [String!]!
+  }
+
+  input AccessRuleInput {
+    level: AccessLevel!
+    "Required with FILTER, refused otherwise."
+    filter: JSON
+  }
+
+  input TableAccessInput {
+    read: AccessRuleInput!
+    create: AccessRuleInput!
+    update: AccessRuleInput!
+    delete: AccessRuleInput!
+    hiddenFields: [String!]
+    readOnlyFields: [String!]
+  }
+
+  enum AccessAction {
+    read
+    create
+    update
+    delete
+  }
+
+  "A role's level on one table and action, as a feature grant reports it."
+  type DataGrant {
+    roleId: ID!
+    role: String!
+    table: String!
+    action: AccessAction!
+    level: AccessLevel!
+  }
+
+  "What a feature grant did: who sees the feature now, the rules it set to ALL because the feature's GraphQL documents need them, and narrower rules it left as they were."
+  type FeatureGrant {
+    roleIds: [ID!]!
+    granted: [DataGrant!]!
+    leftNarrower: [DataGrant!]!
+  }
+
+  "What a user may do with one table's records."
+  type EffectiveTableAccess {
+    tableId: ID!
+    table: String!
+    read: AccessLevel!
+    create: AccessLevel!
+    update: AccessLevel!
+    delete: AccessLevel!
+    hiddenFields: [String!]!
+    readOnlyFields: [String!]!
+  }
+
+  extend type User {
+    "What this user may do with each table's records (ALL everywhere for an admin); yourself, or anyone for an admin."
+    tableAccess: [EffectiveTableAccess!]!
+  }
+
   "An application table: metadata of a real SQL table of records."
   type AppTable {
     _id: ID!
@@ -35,6 +119,8 @@ const typeDefs = /* GraphQL */ `
     description: String!
     "Fields in position order."
     fields: [AppField!]!
+    "Every non-admin role's rules on the records (NONE where none are set)."
+    access: [TableAccess!]!
     "The generated GraphQL operations of the table's records."
     operations: RecordOperations
     createdAt: DateTime!
@@ -66,6 +152,8 @@ const typeDefs = /* GraphQL */ `
     addTableField(tableId: ID!, field: AppFieldInput!): AppTable!
     "Changes a field's description; field is its _id or name."
     updateTableField(tableId: ID!, field: String!, description: String!): AppTable!
+    "Sets one non-admin role's rules on a table's records (admin only: roles:write)."
+    setTableAccess(tableId: ID!, roleId: ID!, access: TableAccessInput!): TableAccess!
     "Drops a table and its records (needs confirm: true)."
     deleteTable(_id: ID!, confirm: Boolean!): Boolean!
   }
@@ -76,6 +164,10 @@ export const tablesModule: GraphQLModule = {
   resolvers: {
     AppTable: {
       operations: (table, _a, ctx) => ctx.services.graphql.recordNames((table as { _id: string })._id),
+      access: (table, _a, ctx) => (table as Table).access ?? ctx.services.tables.tableAccess(requireUser(ctx), (table as Table)._id),
+    },
+    User: {
+      tableAccess: (user, _a, ctx) => ctx.services.tables.effectiveAccess(requireUser(ctx), (user as { _id: string })._id),
     },
     Query: {
       tables: (_s, _a, ctx) => ctx.services.tables.listTables(requireUser(ctx)),
@@ -86,6 +178,7 @@ export const tablesModule: GraphQLModule = {
       updateTable: (_s, args, ctx) => ctx.services.tables.updateTable(requireUser(ctx), withoutNulls(args) as never),
       addTableField: (_s, args, ctx) => ctx.services.tables.addTableField(requireUser(ctx), args as never),
       updateTableField: (_s, args, ctx) => ctx.services.tables.updateTableField(requireUser(ctx), args as never),
+      setTableAccess: (_s, args, ctx) => ctx.services.tables.setTableAccess(requireUser(ctx), args as never),
       deleteTable: (_s, args, ctx) => ctx.services.tables.deleteTable(requireUser(ctx), args as never),
     },
   },

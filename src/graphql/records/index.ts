@@ -27,9 +27,10 @@ function mutationResolvers(table: RecordTable, names: RecordTypeNames): Record<s
  * type `Order`, inputs `OrderInput`, `OrderFilter`, `OrderSort`, enum `OrderSortField`, type
  * `OrderPage { items, total }`, queries `listOrder(filter, sort, limit, offset)` and
  * `getOrder(Id)`, mutations `createOrder(data)`, `updateOrder(Id, data)` and `deleteOrder(Id)`.
- * Resolvers call the record service with the caller's principal.
+ * Resolvers call the record service with the caller's principal. A required field that some role
+ * may not read (`hidden`: `tableId.field`) is nullable in the output type: it reads as null for them.
  */
-export function recordsModule(tables: readonly RecordTable[], builderTaken: TakenNames): GraphQLModule {
+export function recordsModule(tables: readonly RecordTable[], builderTaken: TakenNames, hidden: ReadonlySet<string> = new Set()): GraphQLModule {
   if (!tables.length) return { typeDefs: '', resolvers: {} };
   const names = assignRecordNames(tables, builderTaken);
   const typeDefs = [SHARED_RECORD_TYPE_DEFS];
@@ -37,7 +38,7 @@ export function recordsModule(tables: readonly RecordTable[], builderTaken: Take
   const Mutation: Record<string, Resolver> = {};
   for (const table of tables) {
     const tableNames = names.get(table.id)!;
-    typeDefs.push(recordTypeDefs(table, tableNames));
+    typeDefs.push(recordTypeDefs(table, tableNames, hidden));
     Object.assign(Query, queryResolvers(table, tableNames));
     Object.assign(Mutation, mutationResolvers(table, tableNames));
   }

@@ -72,8 +72,8 @@ ${filterInput('IDListFilter', 'ID', 'multi-reference')}
 ${filterInput('JSONFilter', 'JSON', 'json')}
 `;
 
-function outputField(field: RecordField): string {
-  return `  ${field.name}: ${SCALARS[field.type]}${field.required ? '!' : ''}`;
+function outputField(field: RecordField, hidden: boolean): string {
+  return `  ${field.name}: ${SCALARS[field.type]}${field.required && !hidden ? '!' : ''}`;
 }
 
 function sortFields(table: RecordTable): string[] {
@@ -82,7 +82,7 @@ function sortFields(table: RecordTable): string[] {
 }
 
 /** The SDL of one table's types and operations. */
-export function recordTypeDefs(table: RecordTable, names: RecordTypeNames): string {
+export function recordTypeDefs(table: RecordTable, names: RecordTypeNames, hidden: ReadonlySet<string> = new Set()): string {
   const hasFields = table.fields.length > 0;
   const filterFields = [
     ...Object.entries(SYSTEM_FIELDS).map(([name, system]) => `  ${name}: ${FILTER_TYPES[system.type]}`),
@@ -93,7 +93,7 @@ export function recordTypeDefs(table: RecordTable, names: RecordTypeNames): stri
 "A record of the application table ${table.name}."
 type ${names.type} {
   _id: ID!
-${[...table.fields.map(outputField), SYSTEM_OUTPUT_AFTER_FIELDS].join('\n')}
+${[...table.fields.map((field) => outputField(field, hidden.has(`${table.id}.${field.name}`))), SYSTEM_OUTPUT_AFTER_FIELDS].join('\n')}
 }
 ${
   hasFields

@@ -40,7 +40,7 @@ export const getEntityDetails = defineTool({
   name: 'get_entity_details',
   scope: 'config:read',
   title: 'Get an entity (table)',
-  description: 'Returns one table with every field: type, required, unique, reference target.',
+  description: 'Returns one table with every field (type, required, unique, reference target) and each non-admin role\'s data access: what it may read, create, update and delete of the records.',
   input: tableRefInput,
   output: z.object({ entity: entityOutput }),
   annotations: READ,
@@ -54,7 +54,9 @@ export const createTable = defineTool({
   name: 'create_table',
   scope: 'tables:write',
   title: 'Create a table',
-  description: 'Creates a table with fields. The name becomes GraphQL names (e.g. Orders -> updateOrders), so use PascalCase letters and digits.',
+  description:
+    'Creates a table with fields. The name becomes GraphQL names (e.g. Orders -> updateOrders), so use PascalCase letters and digits. ' +
+    "Its records start readable and writable by your role only (admins reach all); `access` (needs roles:write) sets other roles' rules.",
   input: createTableInput,
   output: z.object({ entity: entityOutput }),
   annotations: CREATE,
@@ -67,7 +69,7 @@ export const updateTable = defineTool({
   name: 'update_table',
   scope: 'tables:write',
   title: 'Update table metadata',
-  description: 'Renames a table or changes its description. Data and fields are kept.',
+  description: "Renames a table or changes its description. Data and fields are kept. `access` (needs roles:write) sets roles' data-access rules on its records.",
   input: updateTableInput,
   output: z.object({ entity: entityOutput }),
   annotations: UPDATE,

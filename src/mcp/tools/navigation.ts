@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { READ, UPSERT, defineTool } from './types.js';
 import { grantFeatureAccessInput } from '../../access/schema.js';
+import { ACCESS_ACTIONS, ACCESS_LEVELS } from '../../tables/access-schema.js';
 import { setEnvironmentVariableInput } from '../../envvars/schema.js';
 import { upsertMenuInput } from '../../menus/schema.js';
 import { menuOutput, plain, roleOutput } from './shared.js';
@@ -46,16 +47,34 @@ export const listRoles = defineTool({
   },
 });
 
+const dataGrantOutput = z.object({
+  roleId: z.string(),
+  role: z.string(),
+  table: z.string(),
+  action: z.enum(ACCESS_ACTIONS),
+  level: z.enum(ACCESS_LEVELS),
+});
+
 export const grantFeatureAccess = defineTool({
   name: 'grant_feature_access',
   scope: 'roles:write',
   title: 'Grant roles access to a feature',
-  description: 'Lets the given roles see a feature. Answers the ids of every role that now sees it.',
+  description:
+    "Lets the given roles see a feature, and gives each what the feature's GraphQL documents need of the tables' records: a rule that is none becomes all, a narrower rule (own, filter) is kept. " +
+    'Answers every role that now sees the feature, the rules it granted and those it left narrower.',
   input: grantFeatureAccessInput,
-  output: z.object({ featureId: z.string(), roleIds: z.array(z.string()).describe('Every role that now sees the feature') }),
+  output: z.object({
+    featureId: z.string(),
+    roleIds: z.array(z.string()).describe('Every role that now sees the feature'),
+    dataAccess: z.object({
+      granted: z.array(dataGrantOutput).describe('Rules set to ALL because the feature needs them'),
+      leftNarrower: z.array(dataGrantOutput).describe('Rules the feature needs that stay narrower (OWN or FILTER), as they were'),
+    }),
+  }),
   annotations: UPSERT,
   async run(services, principal, args) {
-    return { data: { featureId: args.featureId, roleIds: await services.access.grantFeatureAccess(principal, args) } };
+    const { roleIds, dataAccess } = await services.access.grantFeature(principal, args);
+    return { data: { featureId: args.featureId, roleIds, dataAccess } };
   },
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACCESS_LEVELS } from '../../tables/access-schema.js';
 import { PERMISSIONS } from '../../access/permissions.js';
 import { FEATURE_STATUSES } from '../../features/schema.js';
 import { HOOK_TYPES } from '../../hooks/schema.js';
@@ -74,6 +75,20 @@ export const hookOutput = z.object({
   updatedAt: isoTime,
 });
 
+const accessRuleOutput = z.object({ level: z.enum(ACCESS_LEVELS), filter: z.record(z.string(), z.unknown()).optional() });
+
+/** A non-admin role's data-access rules on a table (D32). */
+const tableAccessOutput = z.object({
+  roleId: z.string(),
+  roleName: z.string(),
+  read: accessRuleOutput,
+  create: accessRuleOutput,
+  update: accessRuleOutput,
+  delete: accessRuleOutput,
+  hiddenFields: z.array(z.string()),
+  readOnlyFields: z.array(z.string()),
+});
+
 export const entityOutput = z.object({
   _id: z.string(),
   name: z.string(),
@@ -89,6 +104,7 @@ export const entityOutput = z.object({
       description: z.string(),
     }),
   ),
+  access: z.array(tableAccessOutput).optional().describe('Per non-admin role: what it may read, create, update and delete of the records; admins reach every record'),
   createdAt: isoTime,
   updatedAt: isoTime,
 });

@@ -257,6 +257,31 @@ export const MIGRATIONS: Record<string, Migration> = {
       );
     },
   },
+  // Data access by role (issue 19, D32). Tables that exist keep today's behaviour, written out as
+  // ALL for every non-admin role; `trellis_access_check` aborts a write whose new row breaks its rule
+  // (PostgreSQL's WITH CHECK) inside the one INSERT or UPDATE statement, so nothing is half written.
+  '0005_table_access': {
+    async up(db) {
+      await runStatements(
+        db,
+        `
+        create table table_access (
+          table_id text not null references app_tables(id) on delete cascade,
+          role_id text not null references roles(id) on delete cascade,
+          rules jsonb not null,
+          updated_at timestamptz not null default now(),
+          primary key (table_id, role_id)
+        );
+        create index table_access_role on table_access(role_id);
+        alter table integration_keys add column role_id text references roles(id);
+        insert into table_access (table_id, role_id, rules)
+          select t.id, r.id, '{"read":{"level":"ALL"},"create":{"level":"ALL"},"update":{"level":"ALL"},"delete":{"level":"ALL"},"hiddenFields":[],"readOnlyFields":[]}'::jsonb
+          from app_tables t cross join roles r where not (r.permissions ? 'admin');
+        create function trellis_access_check(allowed boolean, action text) returns boolean language plpgsql as $$ begin if allowed then return true; end if; raise exception 'trellis access check: % outside the rule', action using errcode = '42501'; end $$
+      `,
+      );
+    },
+  },
 };
 
 /** Runs a script of `;`-terminated statements one by one (PGlite's extended protocol takes one). */

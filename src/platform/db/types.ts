@@ -53,6 +53,14 @@ export interface UserSessionsTable {
   created_at: CreatedAt;
 }
 
+/** One role's data-access rules on one table (D32); `rules` is a `TableAccessRules`. */
+export interface TableAccessTable {
+  table_id: string;
+  role_id: string;
+  rules: ColumnType<unknown, string, string>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
 export interface RoleFeaturesTable {
   role_id: string;
   feature_id: string;
@@ -174,6 +182,8 @@ export interface IntegrationKeysTable {
   key_hash: string;
   created_by: string | null;
   created_at: CreatedAt;
+  /** The role whose data-access rules the integration acts with; null: every record (D32). */
+  role_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface AccessTokensTable {
@@ -246,6 +256,7 @@ export interface Database {
   users: UsersTable;
   user_sessions: UserSessionsTable;
   role_features: RoleFeaturesTable;
+  table_access: TableAccessTable;
   features: FeaturesTable;
   feature_versions: FeatureVersionsTable;
   hooks: HooksTable;

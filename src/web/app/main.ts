@@ -5,6 +5,7 @@ import '../shared/base.css';
 import './app.css';
 import { h } from '../shared/dom.js';
 import { mountFeatureFrame } from '../shared/frame-host.js';
+import { TABLE_ACCESS_FIELDS, type FrameTableAccess } from '../shared/frame-protocol.js';
 import { graphql, graphqlAnswer, GraphQLRequestError, SessionExpiredError } from '../shared/graphql.js';
 import { loadSession, signOut } from '../shared/session.js';
 import { renderSignIn } from '../shared/sign-in.js';
@@ -14,10 +15,21 @@ interface AppPage {
   cssVariables: Record<string, string>;
   menus: { _id: string; name: string; entries: { label: string; featureId: string }[] }[];
   features: { _id: string; name: string; description: string }[];
-  user: { _id: string; email: string; name: string; roleName: string; isAdmin: boolean };
+  /** With the user's table access (from `me`), which the frame's useCurrentUser().can reads. */
+  user: AppPageUser & { tableAccess: FrameTableAccess[] };
 }
 
-const APP_PAGE = `query AppPage { appPage { name cssVariables menus { _id name entries { label featureId } } features { _id name description } user { _id email name roleName isAdmin } } }`;
+interface AppPageUser {
+  _id: string;
+  email: string;
+  name: string;
+  roleName: string;
+  isAdmin: boolean;
+}
+
+type AppPageAnswer = { appPage?: Omit<AppPage, 'user'> & { user: AppPageUser }; me?: { tableAccess: FrameTableAccess[] }; appFeature?: RunnableFeature | null };
+
+const APP_PAGE = `query AppPage { appPage { name cssVariables menus { _id name entries { label featureId } } features { _id name description } user { _id email name roleName isAdmin } } me { ${TABLE_ACCESS_FIELDS} } }`;
 const FEATURE_FIELDS = 'appFeature(_id: $id) { _id name script }';
 const APP_FEATURE = `query AppFeature($id: ID!) { ${FEATURE_FIELDS} }`;
 /** The first load of /app/feature/<id>: the page and the feature in one request. */
@@ -59,10 +71,10 @@ async function start() {
   if (!loadSession()) return showSignIn();
   const featureId = featureFromLocation();
   // One request for the page and the feature; the frame starts loading before it is answered.
-  const answer = graphqlAnswer<{ appPage?: AppPage; appFeature?: RunnableFeature | null }>(featureId ? APP_PAGE_AND_FEATURE : APP_PAGE, featureId ? { id: featureId } : {});
-  const pageReady = answer.then(({ data, errors }) => {
-    if (!data?.appPage) throw new GraphQLRequestError(errors ?? [{ message: 'The application page could not be loaded' }], 200);
-    return data.appPage;
+  const answer = graphqlAnswer<AppPageAnswer>(featureId ? APP_PAGE_AND_FEATURE : APP_PAGE, featureId ? { id: featureId } : {});
+  const pageReady = answer.then(({ data, errors }): AppPage => {
+    if (!data?.appPage || !data.me) throw new GraphQLRequestError(errors ?? [{ message: 'The application page could not be loaded' }], 200);
+    return { ...data.appPage, user: { ...data.appPage.user, tableAccess: data.me.tableAccess } };
   });
   const featureReady = answer.then(({ data, errors }) => {
     if (data?.appFeature) return data.appFeature;
@@ -171,7 +183,7 @@ async function show(featureId: string | null, prefetched?: Promise<RunnableFeatu
     feature: Promise.all([loading, pageReady]).then(([feature, app]) => ({
       title: feature.name,
       script: feature.script,
-      user: { _id: app.user._id, email: app.user.email, name: app.user.name, roleName: app.user.roleName },
+      user: { _id: app.user._id, email: app.user.email, name: app.user.name, roleName: app.user.roleName, tableAccess: app.user.tableAccess },
       cssVariables: app.cssVariables,
     })),
     onNavigate: (id) => open(id),

@@ -221,3 +221,47 @@ export function ItemList<T extends { _id: string }>({
     </ul>
   );
 }
+
+/**
+ * Tabs (the WAI-ARIA pattern): the arrow keys, Home and End move between the tabs and select the
+ * one they reach; the panel shows `children`, the content of `current`.
+ */
+export function Tabs<Id extends string>({ label, tabs, current, onSelect, children }: { label: string; tabs: { id: Id; label: string }[]; current: Id; onSelect: (id: Id) => void; children: ReactNode }) {
+  const base = useId();
+  const buttons = useRef(new Map<Id, HTMLButtonElement>());
+  const select = (id: Id) => {
+    onSelect(id);
+    buttons.current.get(id)?.focus();
+  };
+  const onKeyDown = (event: React.KeyboardEvent) => {
+    const index = tabs.findIndex((tab) => tab.id === current);
+    const next = { ArrowRight: index + 1, ArrowLeft: index - 1, Home: 0, End: tabs.length - 1 }[event.key];
+    if (next === undefined) return;
+    event.preventDefault();
+    select(tabs[(next + tabs.length) % tabs.length]!.id);
+  };
+  return (
+    <div className="tabs">
+      <div role="tablist" aria-label={label} className="tab-list" onKeyDown={onKeyDown}>
+        {tabs.map((tab) => (
+          <button
+            key={tab.id}
+            ref={(element) => void (element ? buttons.current.set(tab.id, element) : buttons.current.delete(tab.id))}
+            type="button"
+            role="tab"
+            id={`${base}-${tab.id}`}
+            aria-selected={tab.id === current}
+            aria-controls={`${base}-panel`}
+            tabIndex={tab.id === current ? 0 : -1}
+            onClick={() => select(tab.id)}
+          >
+            {tab.label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`${base}-panel`} aria-labelledby={`${base}-${current}`} className="tab-panel">
+        {children}
+      </div>
+    </div>
+  );
+}

@@ -31,7 +31,7 @@ const SettingsSection = lazy(() => import('./sections/settings.js'));
 const NAV: NavItem[] = [
   { path: 'features', label: 'Features', render: (rest) => <FeaturesSection id={rest[0]} /> },
   { path: 'hooks', label: 'Hooks', render: (rest) => <HooksSection id={rest[0]} /> },
-  { path: 'tables', label: 'Tables', render: (rest) => <TablesSection id={rest[0]} /> },
+  { path: 'tables', label: 'Tables', render: (rest) => <TablesSection id={rest[0]} tab={rest[1]} /> },
   { path: 'menus', label: 'Menus', render: () => <MenusSection /> },
   { path: 'roles', label: 'Roles', render: () => <RolesSection /> },
   { path: 'users', label: 'Users', adminOnly: true, render: () => <UsersSection /> },

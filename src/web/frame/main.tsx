@@ -1,6 +1,6 @@
 // A feature's frame (GET /app/frame): sandboxed without same-origin rights, under a CSP that allows
-// it no network. It offers exactly the modules of the authoring guide, waits for the host to send
-// the compiled feature, and renders its default export.
+// it no network, and without WebRTC, which that CSP does not govern. It offers exactly the modules
+// of the authoring guide, waits for the host to send the compiled feature, and renders its default export.
 import * as React from 'react';
 import * as jsxRuntime from 'react/jsx-runtime';
 import { createRoot, type Root } from 'react-dom/client';
@@ -9,6 +9,10 @@ import type { HostMessage } from '../shared/frame-protocol.js';
 import { registeredModule } from './modules/register.js';
 import * as runtime from './runtime.js';
 import * as ui from './ui.js';
+import { removeWebRtc } from './webrtc.js';
+
+// Before the frame listens to its host, and so before any feature code runs.
+removeWebRtc(window);
 
 const { UI_CSS, ...uiExports } = ui;
 const { post, receive, GraphQLError: _error, ...runtimeExports } = runtime;

@@ -1,7 +1,8 @@
 // @trellis/runtime inside a feature's frame: data through the host by postMessage, navigation
 // through the host, the signed-in user as the host sent it.
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import type { FrameMessage, FrameUser, HostMessage } from '../shared/frame-protocol.js';
+import type { FrameMessage, HostMessage } from '../shared/frame-protocol.js';
+import { currentUserFrom, type CurrentUser } from './current-user.js';
 
 type GraphQLErrors = NonNullable<Extract<HostMessage, { trellis: 'graphql-result' }>['errors']>;
 
@@ -15,7 +16,7 @@ export class GraphQLError extends Error {
 
 let nextId = 1;
 const pending = new Map<number, { resolve: (data: unknown) => void; reject: (error: Error) => void }>();
-let currentUser: FrameUser | null = null;
+let currentUser: CurrentUser | null = null;
 const userListeners = new Set<() => void>();
 
 export function post(message: FrameMessage): void {
@@ -32,7 +33,7 @@ export function receive(message: HostMessage): void {
     if (message.errors?.length) call.reject(new GraphQLError(message.errors));
     else call.resolve(message.data ?? null);
   } else if (message.trellis === 'render') {
-    currentUser = message.user;
+    currentUser = currentUserFrom(message.user);
     userListeners.forEach((listener) => listener());
   }
 }
@@ -52,8 +53,11 @@ export function navigate(path: string): void {
   post({ trellis: 'navigate', path: String(path) });
 }
 
-/** The signed-in user: { _id, email, name, roleName }. */
-export function useCurrentUser(): FrameUser | null {
+/**
+ * The signed-in user: { _id, email, name, roleName, tableAccess, can(table, action) }; null until
+ * the host has sent it. can('Orders', 'delete') tells whether the user's role may do that at all.
+ */
+export function useCurrentUser(): CurrentUser | null {
   return useSyncExternalStore(
     (listener) => {
       userListeners.add(listener);

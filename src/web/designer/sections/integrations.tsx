@@ -1,14 +1,21 @@
 // Integrations > API Keys (admin only): client credentials that external systems exchange at
-// POST /api/auth/token for an access token to the application's generated operations.
+// POST /api/auth/token for an access token to the application's generated operations. A key acts
+// with a role's data access, or, without one, reaches every record of every table.
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { ConfirmButton, ErrorText, Loading, SectionHeader, ShownOnce, TextField, formatTime } from '../components.js';
+import { ConfirmButton, ErrorText, Loading, SectionHeader, SelectField, ShownOnce, TextField, formatTime } from '../components.js';
 
 interface IntegrationKey {
   _id: string;
   name: string;
   clientId: string;
+  roleId: string | null;
   createdAt: string;
+}
+
+interface Role {
+  _id: string;
+  name: string;
 }
 
 interface Created {
@@ -17,13 +24,14 @@ interface Created {
   apiKey: string;
 }
 
-const LOAD = `query IntegrationKeys { integrationKeys { _id name clientId createdAt } }`;
-const CREATE = `mutation CreateIntegrationKey($name: String!) { createIntegrationKey(name: $name) { clientId apiKey integration { name } } }`;
+const LOAD = `query IntegrationKeys { integrationKeys { _id name clientId roleId createdAt } roles { _id name } }`;
+const CREATE = `mutation CreateIntegrationKey($name: String!, $roleId: ID) { createIntegrationKey(name: $name, roleId: $roleId) { clientId apiKey integration { name } } }`;
+const FULL_ACCESS = 'Full data access (every record of every table)';
 const DELETE = `mutation DeleteIntegrationKey($clientId: String!) { deleteIntegrationKey(clientId: $clientId) }`;
 
 export default function IntegrationsSection(_props: { id?: string }) {
   const { run } = useDesigner();
-  const { data, error, loading, reload } = useLoad(() => run<{ integrationKeys: IntegrationKey[] }>(LOAD), []);
+  const { data, error, loading, reload } = useLoad(() => run<{ integrationKeys: IntegrationKey[]; roles: Role[] }>(LOAD), []);
   // The new secret lives only in this state: gone when dismissed or when the page is left.
   const [created, setCreated] = useState<Created | null>(null);
 
@@ -39,6 +47,7 @@ export default function IntegrationsSection(_props: { id?: string }) {
           <CreatedKey created={created} onDone={() => setCreated(null)} />
         ) : (
           <CreateKeyForm
+            roles={data?.roles ?? []}
             onCreated={(next) => {
               setCreated(next);
               reload();
@@ -46,15 +55,16 @@ export default function IntegrationsSection(_props: { id?: string }) {
           />
         )}
         <ErrorText error={error} />
-        {data ? <KeyTable keys={data.integrationKeys} onDeleted={reload} /> : loading ? <Loading /> : null}
+        {data ? <KeyTable keys={data.integrationKeys} roles={data.roles} onDeleted={reload} /> : loading ? <Loading /> : null}
       </section>
     </div>
   );
 }
 
-function CreateKeyForm({ onCreated }: { onCreated: (created: Created) => void }) {
+function CreateKeyForm({ roles, onCreated }: { roles: Role[]; onCreated: (created: Created) => void }) {
   const { run } = useDesigner();
   const [name, setName] = useState('');
+  const [roleId, setRoleId] = useState('');
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -65,8 +75,9 @@ function CreateKeyForm({ onCreated }: { onCreated: (created: Created) => void })
     setError(null);
     setBusy(true);
     try {
-      const { createIntegrationKey } = await run<{ createIntegrationKey: { clientId: string; apiKey: string; integration: { name: string } } }>(CREATE, { name: name.trim() });
+      const { createIntegrationKey } = await run<{ createIntegrationKey: { clientId: string; apiKey: string; integration: { name: string } } }>(CREATE, { name: name.trim(), roleId: roleId || null });
       setName('');
+      setRoleId('');
       onCreated({ name: createIntegrationKey.integration.name, clientId: createIntegrationKey.clientId, apiKey: createIntegrationKey.apiKey });
     } catch (failure) {
       setErrors(fieldErrors(failure));
@@ -79,6 +90,17 @@ function CreateKeyForm({ onCreated }: { onCreated: (created: Created) => void })
     <form className="panel" onSubmit={create} aria-labelledby="create-integration-title" noValidate>
       <h3 id="create-integration-title">Create an API key</h3>
       <TextField label="Name" value={name} onChange={setName} error={errors.name} hint="Which system uses it, e.g. Billing." required />
+      <SelectField
+        label="Role (optional)"
+        value={roleId}
+        onChange={setRoleId}
+        aria-describedby="integration-role-hint"
+        options={[{ value: '', label: 'No role: full data access' }, ...roles.map((role) => ({ value: role._id, label: role.name }))]}
+      />
+      <p id="integration-role-hint" className="muted hint">
+        The key reads and writes records with the role&apos;s data access (a table&apos;s Access tab). Without a role it reaches every record of every table.
+      </p>
+      <ErrorText error={errors.roleId} />
       <ErrorText error={error} />
       <button type="submit" className="primary" disabled={busy}>
         Create API key
@@ -101,7 +123,7 @@ function CreatedKey({ created, onDone }: { created: Created; onDone: () => void 
   );
 }
 
-function KeyTable({ keys, onDeleted }: { keys: IntegrationKey[]; onDeleted: () => void }) {
+function KeyTable({ keys, roles, onDeleted }: { keys: IntegrationKey[]; roles: Role[]; onDeleted: () => void }) {
   const { run, toast } = useDesigner();
   const [error, setError] = useState<string | null>(null);
   if (!keys.length) return <p className="muted">No API keys yet.</p>;
@@ -115,6 +137,7 @@ function KeyTable({ keys, onDeleted }: { keys: IntegrationKey[]; onDeleted: () =
             <tr>
               <th scope="col">Name</th>
               <th scope="col">Client ID</th>
+              <th scope="col">Data access</th>
               <th scope="col">Created</th>
               <th scope="col">Actions</th>
             </tr>
@@ -125,6 +148,13 @@ function KeyTable({ keys, onDeleted }: { keys: IntegrationKey[]; onDeleted: () =
                 <td>{key.name}</td>
                 <td>
                   <code>{key.clientId}</code>
+                </td>
+                <td>
+                  {key.roleId ? (
+                    `Role ${roles.find((role) => role._id === key.roleId)?.name ?? key.roleId}`
+                  ) : (
+                    <span className="pill warning">{FULL_ACCESS}</span>
+                  )}
                 </td>
                 <td>{formatTime(key.createdAt)}</td>
                 <td>

@@ -1,7 +1,9 @@
-// Roles: what each role may do, and which features each role sees on the application page.
+// Roles: what each role may do, which features each role sees on the application page, and what
+// each role may do with each table's records (set in a table's Access tab).
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { ConfirmButton, ErrorText, Loading, SectionHeader, TextField } from '../components.js';
+import { accessSummary, isAdminRole, TABLE_ACCESS_SELECTION, type TableAccess } from '../data-access.js';
 
 interface Role {
   _id: string;
@@ -17,10 +19,16 @@ interface Feature {
   roleIds: string[];
 }
 
+interface AccessTable {
+  _id: string;
+  name: string;
+  access: TableAccess[];
+}
+
 /** Every role permission: the scopes of src/access/permissions.ts (same order), then admin and ai_designer. */
 const PERMISSIONS = ['config:read', 'features:write', 'tables:write', 'menus:write', 'hooks:write', 'roles:write', 'env:write', 'config:delete', 'admin', 'ai_designer'];
 
-const LOAD = `query Roles { roles { _id name description permissions builtin } features { _id name roleIds } }`;
+const LOAD = `query Roles { roles { _id name description permissions builtin } features { _id name roleIds } tables { _id name access { ${TABLE_ACCESS_SELECTION} } } }`;
 const CREATE = `mutation CreateRole($name: String!, $description: String, $permissions: [Permission!]) {
   createRole(name: $name, description: $description, permissions: $permissions) { _id }
 }`;
@@ -31,7 +39,7 @@ const REVOKE = `mutation Revoke($featureId: ID!, $roleIds: [ID!]!) { revokeFeatu
 
 export default function RolesSection(_props: { id?: string }) {
   const { run, permissions, isAdmin } = useDesigner();
-  const { data, error, loading, reload } = useLoad(() => run<{ roles: Role[]; features: Feature[] }>(LOAD), []);
+  const { data, error, loading, reload } = useLoad(() => run<{ roles: Role[]; features: Feature[]; tables: AccessTable[] }>(LOAD), []);
   // The server lets roles:write holders change feature access, but creating, changing and
   // deleting roles needs the admin permission; offering those to others would only fail.
   const canGrant = permissions.has('roles:write');
@@ -47,6 +55,7 @@ export default function RolesSection(_props: { id?: string }) {
       <RoleTable roles={data.roles} canManage={canManage} onChanged={reload} />
       {canManage ? <CreateRoleForm onCreated={reload} /> : null}
       <FeatureAccess roles={data.roles} features={data.features} canGrant={canGrant} />
+      <DataAccess roles={data.roles} tables={data.tables} />
     </div>
   );
 }
@@ -316,5 +325,52 @@ function FeatureAccess({ roles, features, canGrant }: { roles: Role[]; features:
         <p className="muted">No features yet.</p>
       )}
     </section>
+  );
+}
+
+/** Each role's access to each table's records, one line per table, linked to the table's Access tab. */
+function DataAccess({ roles, tables }: { roles: Role[]; tables: AccessTable[] }) {
+  return (
+    <section aria-labelledby="data-access-title">
+      <h2 id="data-access-title">Data access</h2>
+      <p className="muted">What each role may do with each table&apos;s records; a table&apos;s Access tab changes it.</p>
+      {tables.length ? (
+        <div className="scroll-x" role="region" aria-label="Data access by role" tabIndex={0}>
+          <table className="grid">
+            <thead>
+              <tr>
+                <th scope="col">Role</th>
+                <th scope="col">Records it may read, create, update and delete</th>
+              </tr>
+            </thead>
+            <tbody>
+              {roles.map((role) => (
+                <tr key={role._id}>
+                  <th scope="row">{role.name}</th>
+                  <td>{isAdminRole(role) ? 'Every record of every table (admin)' : <RoleTables role={role} tables={tables} />}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <p className="muted">No tables yet.</p>
+      )}
+    </section>
+  );
+}
+
+function RoleTables({ role, tables }: { role: Role; tables: AccessTable[] }) {
+  return (
+    <ul className="access-summary" aria-label={`Data access of ${role.name}`}>
+      {tables.map((table) => {
+        const access = table.access.find((entry) => entry.roleId === role._id);
+        return (
+          <li key={table._id}>
+            <a href={`#/tables/${encodeURIComponent(table._id)}/access`}>{table.name}</a>: {access ? accessSummary(access) : 'no access'}
+          </li>
+        );
+      })}
+    </ul>
   );
 }

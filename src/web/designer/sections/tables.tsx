@@ -1,10 +1,11 @@
 // Tables: tables and their fields (create, add a field, change name and description) and a record
 // browser per table on the generated GraphQL: filter, sort, paging, create, edit, delete; a hook's
-// refusal is shown on the form.
+// refusal is shown on the form. A table's Access tab (table-access.tsx) sets each role's rules.
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { cellText, ConfirmButton, ErrorText, ItemList, Loading, SectionHeader, SelectField, TextField } from '../components.js';
+import { cellText, ConfirmButton, ErrorText, ItemList, Loading, SectionHeader, SelectField, Tabs, TextField } from '../components.js';
 import { navigate } from '../main.js';
+import { TableAccessTab } from './table-access.js';
 
 interface Field {
   _id: string;
@@ -39,7 +40,14 @@ const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'datetime', 'json', 'r
 const TABLE_FIELDS = '_id name description fields { _id name type required unique referenceTableId description } operations { type input filter sort list create update delete }';
 const PAGE_SIZE = 20;
 
-export default function TablesSection({ id }: { id?: string }) {
+/** The tabs of a table, each at #/tables/<id>/<tab> (the first at #/tables/<id>). */
+const TABS = [
+  { id: 'fields', label: 'Fields and records' },
+  { id: 'access', label: 'Access' },
+] as const;
+type TabId = (typeof TABS)[number]['id'];
+
+export default function TablesSection({ id, tab }: { id?: string; tab?: string }) {
   const { run, permissions } = useDesigner();
   const tables = useLoad(() => run<{ tables: Table[] }>(`{ tables { ${TABLE_FIELDS} } }`), []);
   const table = tables.data?.tables.find((candidate) => candidate._id === id);
@@ -60,7 +68,7 @@ export default function TablesSection({ id }: { id?: string }) {
             )}
           </ItemList>
         </div>
-        {table ? <TableDetail key={table._id} table={table} tables={tables.data!.tables} onChanged={tables.reload} /> : <p className="muted">{id && tables.data ? `The table '${id}' does not exist.` : 'Choose a table, or create one.'}</p>}
+        {table ? <TableDetail key={table._id} table={table} tables={tables.data!.tables} tab={tab === 'access' ? 'access' : 'fields'} onChanged={tables.reload} /> : <p className="muted">{id && tables.data ? `The table '${id}' does not exist.` : 'Choose a table, or create one.'}</p>}
       </div>
     </>
   );
@@ -106,13 +114,23 @@ function NewTable({ onCreated }: { onCreated: (id: string) => void }) {
   );
 }
 
-function TableDetail({ table, tables, onChanged }: { table: Table; tables: Table[]; onChanged: () => void }) {
+function TableDetail({ table, tables, tab, onChanged }: { table: Table; tables: Table[]; tab: TabId; onChanged: () => void }) {
   const { permissions } = useDesigner();
   const canWrite = permissions.has('tables:write');
   return (
     <article className="stack" aria-label={`Table ${table.name}`}>
       <h2 style={{ margin: 0 }}>{table.name}</h2>
       {canWrite ? <TableMetadata table={table} onChanged={onChanged} /> : table.description ? <p>{table.description}</p> : null}
+      <Tabs label={`Parts of ${table.name}`} tabs={[...TABS]} current={tab} onSelect={(next) => (next === 'fields' ? navigate('tables', table._id) : navigate('tables', table._id, next))}>
+        {tab === 'access' ? <TableAccessTab table={table} /> : <FieldsAndRecords table={table} tables={tables} canWrite={canWrite} onChanged={onChanged} />}
+      </Tabs>
+    </article>
+  );
+}
+
+function FieldsAndRecords({ table, tables, canWrite, onChanged }: { table: Table; tables: Table[]; canWrite: boolean; onChanged: () => void }) {
+  return (
+    <div className="stack">
       <section aria-labelledby="fields-title">
         <h3 id="fields-title">Fields</h3>
         <div className="scroll-x" role="region" aria-label="Fields" tabIndex={0}>
@@ -145,7 +163,7 @@ function TableDetail({ table, tables, onChanged }: { table: Table; tables: Table
         {canWrite ? <AddField table={table} tables={tables} onAdded={onChanged} /> : null}
       </section>
       {table.operations && table.fields.length ? <Records table={table} operations={table.operations} /> : <p className="muted">Add a field to browse and create records.</p>}
-    </article>
+    </div>
   );
 }
 
