@@ -343,6 +343,8 @@ export class AccessService {
       if (role.builtin) throw forbidden(`The built-in role '${role.name}' cannot be deleted`);
       const holder = await trx.selectFrom('users').select('id').where('role_id', '=', role.id).executeTakeFirst();
       if (holder) throw conflict(`Role '${role.name}' is still assigned to users`);
+      const integration = await trx.selectFrom('integration_keys').select('name').where('role_id', '=', role.id).orderBy('name').executeTakeFirst();
+      if (integration) throw conflict(`Role '${role.name}' is the data access of integration key '${integration.name}'; delete that key first`);
       await trx.deleteFrom('roles').where('id', '=', role.id).execute();
       await recordAudit(trx, principal, { action: 'role.delete', resourceType: 'role', resourceId: role.id, details: { name: role.name } });
       return true;

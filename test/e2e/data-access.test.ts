@@ -309,6 +309,12 @@ describe('tables and roles over time', () => {
     expectError(await sessions.clerk1('{ users { _id tableAccess { table } } }'), 'FORBIDDEN');
   });
 
+  it('refuses to delete a role an integration key acts with, naming the key', async () => {
+    const role = await gqlData(admin, 'mutation { createRole(name: "auditor") { _id } }');
+    await gqlData(admin, 'mutation { createIntegrationKey(name: "Audit feed", roleId: "auditor") { clientId } }');
+    expectError(await admin('mutation($id: ID!) { deleteRole(_id: $id) }', { id: role.createRole._id }), 'CONFLICT', "integration key 'Audit feed'");
+  });
+
   it('shows a key\'s role, and a key without one reaches every record', async () => {
     const keys = await gqlData(admin, '{ integrationKeys { name roleId } }');
     const byName = Object.fromEntries(keys.integrationKeys.map((k: { name: string; roleId: string | null }) => [k.name, k.roleId]));
