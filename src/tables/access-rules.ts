@@ -42,8 +42,36 @@ export function assertRulesFitTable(table: RecordTable, rules: TableAccessRules,
   if (issues.length) throw recordInputError(issues);
   for (const action of ACCESS_ACTIONS) {
     const rule = rules[action];
-    if (rule.level === 'FILTER') filterCondition(table, substituteUser(rule.filter, SAMPLE_USER).value, { path: `${path}.${action}.filter` });
+    if (rule.level !== 'FILTER') continue;
+    const filterPath = `${path}.${action}.filter`;
+    const vague = vagueCondition(rule.filter, filterPath);
+    if (vague) throw recordInputError([vague]);
+    filterCondition(table, substituteUser(rule.filter, SAMPLE_USER).value, { path: filterPath });
   }
+}
+
+/**
+ * A part of a rule's filter that would match every record: the filter language ignores a null
+ * operand and an empty object, which in a query is a convenience and in a rule a silent ALL.
+ */
+function vagueCondition(filter: unknown, path: string): RecordIssue | undefined {
+  if (filter === null || filter === undefined) return { field: path, message: 'is null: a rule needs a condition (isNull: true matches empty values); use level ALL for every record' };
+  if (Array.isArray(filter)) {
+    if (!filter.length) return { field: path, message: 'is an empty list: it would match every record; use level ALL for that' };
+    for (const [index, item] of filter.entries()) {
+      const issue = vagueCondition(item, `${path}.${index}`);
+      if (issue) return issue;
+    }
+    return undefined;
+  }
+  if (!isPlainObject(filter)) return undefined;
+  const entries = Object.entries(filter);
+  if (!entries.length) return { field: path, message: 'is empty: it would match every record; use level ALL for that' };
+  for (const [key, value] of entries) {
+    const issue = vagueCondition(value, `${path}.${key}`);
+    if (issue) return issue;
+  }
+  return undefined;
 }
 
 type UserValues = Record<(typeof USER_VALUES)[number], string>;
