@@ -1,5 +1,7 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PERMISSIONS } from '../../src/access/permissions.js';
+import { PERMISSION_MEANINGS } from '../../src/web/designer/permissions.js';
 import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
@@ -9,7 +11,9 @@ import { gqlData, graphqlClient, login, startTestServer, type TestServer } from 
  * Access tab (levels, a filter checked as it is typed and by the server, hidden fields), the Roles
  * and Integrations sections show what each role and key reaches, and on the application page a
  * viewer's feature lists only the viewer's own records, with the hidden field empty and no button
- * that useCurrentUser().can() rules out. One server and one browser serve the file, in order.
+ * that useCurrentUser().can() rules out. Granting a feature in the Roles section says what it gave
+ * the role, and each permission there says what it allows. One server and one browser serve the
+ * file, in order.
  */
 let server: TestServer;
 let browser: Browser;
@@ -48,6 +52,36 @@ export default function MyOrders() {
 }
 `;
 
+/** Lists and creates orders: granting it needs read and create on Orders. */
+const ORDER_ENTRY = `import { useMutation, useQuery } from '@trellis/runtime';
+import { Button, Stack, Text } from '@trellis/ui';
+
+const LIST = \`query EntryOrders { listOrders(limit: 20) { items { _id title } total } }\`;
+const CREATE = \`mutation EnterOrder($data: OrdersInput!) { createOrders(data: $data) { _id } }\`;
+
+export default function OrderEntry() {
+  const { data, refetch } = useQuery(LIST);
+  const [create] = useMutation(CREATE);
+  return (
+    <Stack>
+      <Text>{data ? data.listOrders.total : 0} orders</Text>
+      <Button onClick={() => create({ data: { title: 'New' } }).then(refetch)}>New order</Button>
+    </Stack>
+  );
+}
+`;
+
+/** The texts of the elements that describe `element` (aria-describedby). */
+async function description(element: Locator): Promise<string> {
+  return element.evaluate((node) =>
+    (node.getAttribute('aria-describedby') ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .map((id) => document.getElementById(id)?.textContent ?? '')
+      .join(' '),
+  );
+}
+
 beforeAll(async () => {
   [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
   owner = graphqlClient(server.url, await login(server.url));
@@ -60,6 +94,7 @@ beforeAll(async () => {
   await gqlData(owner, 'mutation { createOrders(data: { title: "Owner order", amount: 10, region: "EU" }) { _id } }');
   await gqlData(owner, 'mutation($code: String!) { createFeature(_id: "my-orders", name: "My orders", customCode: $code, status: "published") { _id } }', { code: MY_ORDERS });
   await gqlData(owner, 'mutation { grantFeatureAccess(featureId: "my-orders", roleIds: ["viewer", "admin"]) }');
+  await gqlData(owner, 'mutation($code: String!) { createFeature(_id: "order-entry", name: "Order entry", customCode: $code, status: "published") { _id } }', { code: ORDER_ENTRY });
   ({ page } = await signIn(OWNER.email, OWNER.password, '/', DESKTOP));
 }, 120_000);
 
@@ -203,6 +238,64 @@ describe('data access by role', () => {
     await screenshot(page, 'designer-roles-data-access');
     await viewer.getByRole('link', { name: 'Orders' }).click();
     await page.getByRole('tab', { name: 'Access', selected: true }).waitFor();
+  });
+
+  it('Roles: granting a feature says beside its checkbox what it granted the role and what it left narrower, and revoking it that the data access stays', async () => {
+    await openSection(page, 'Roles');
+    const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'Order entry' }) });
+    const status = row.getByRole('status');
+    const designerSees = page.getByRole('checkbox', { name: 'designer sees Order entry' });
+    await designerSees.check();
+    await status.getByText('Granted designer: read and create on Orders.', { exact: true }).waitFor();
+    expect(await description(designerSees)).toBe('Granted designer: read and create on Orders.');
+    const { table } = await gqlData(owner, 'query($id: ID!) { table(_id: $id) { access { roleName read { level } create { level } update { level } delete { level } } } }', { id: ordersId });
+    expect(table.access.find((entry: { roleName: string }) => entry.roleName === 'designer')).toEqual({
+      roleName: 'designer',
+      read: { level: 'ALL' },
+      create: { level: 'ALL' },
+      update: { level: 'NONE' },
+      delete: { level: 'NONE' },
+    });
+    // The section's data access follows without a reload.
+    await page.getByRole('list', { name: 'Data access of designer' }).getByText('Orders: read all, create all, update none, delete none').waitFor();
+
+    // The viewer reads only its own orders: the grant leaves that as it is, and says so.
+    const viewerBefore = await viewerRules();
+    const viewerSees = page.getByRole('checkbox', { name: 'viewer sees Order entry' });
+    await viewerSees.check();
+    await status.getByText('viewer sees Order entry. Left narrower: read (own records) on Orders.', { exact: true }).waitFor();
+    expect(await description(viewerSees)).toBe('viewer sees Order entry. Left narrower: read (own records) on Orders.');
+    expect(await description(designerSees)).toBe('');
+    expect(await viewerRules()).toEqual(viewerBefore);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    await screenshot(page, 'designer-roles-grant');
+
+    await designerSees.uncheck();
+    await status.getByText('designer no longer sees Order entry; its data access stays as it was.', { exact: true }).waitFor();
+    await page.getByRole('list', { name: 'Data access of designer' }).getByText('Orders: read all, create all, update none, delete none').waitFor();
+  });
+
+  it('Roles: each permission says what it allows, beside its checkbox and in a list for those who only read the roles', async () => {
+    expect(PERMISSION_MEANINGS.map((meaning) => meaning.permission)).toEqual([...PERMISSIONS]);
+    const form = page.getByRole('form', { name: 'Create a role' });
+    for (const { permission, allows } of PERMISSION_MEANINGS) {
+      expect(allows.length, permission).toBeLessThanOrEqual(80);
+      expect(await description(form.getByRole('checkbox', { name: permission, exact: true })), permission).toBe(allows);
+    }
+    const glossary = page.getByRole('group').filter({ has: page.getByText('What each permission allows', { exact: true }) });
+    await page.getByText('What each permission allows', { exact: true }).click();
+    const terms = await glossary.getByRole('term').allTextContents();
+    const definitions = await glossary.getByRole('definition').allTextContents();
+    expect(terms.map((term, index) => ({ permission: term, allows: definitions[index] }))).toEqual(PERMISSION_MEANINGS);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    await screenshot(page, 'designer-roles-permissions');
+
+    // A designer, who cannot change roles, reads the same meanings.
+    const designer = await signIn('dana@example.com', 'dana-password', '/#/roles', DESKTOP);
+    await designer.page.getByText('What each permission allows', { exact: true }).click();
+    await designer.page.getByRole('definition').filter({ hasText: PERMISSION_MEANINGS[0]!.allows }).waitFor();
+    expect(await designer.page.getByRole('form', { name: 'Create a role' }).count()).toBe(0);
+    await designer.context.close();
   });
 
   it('Integrations: a key can act with a role, and a key without one is marked as reaching every record', async () => {

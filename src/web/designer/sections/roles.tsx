@@ -1,9 +1,10 @@
 // Roles: what each role may do, which features each role sees on the application page, and what
 // each role may do with each table's records (set in a table's Access tab).
-import { useState, type FormEvent } from 'react';
+import { useId, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { ConfirmButton, ErrorText, Loading, SectionHeader, TextField } from '../components.js';
-import { accessSummary, isAdminRole, TABLE_ACCESS_SELECTION, type TableAccess } from '../data-access.js';
+import { accessSummary, isAdminRole, TABLE_ACCESS_SELECTION, TABLE_ACTIONS, type AccessLevel, type TableAccess, type TableAction } from '../data-access.js';
+import { PERMISSION_MEANINGS, PERMISSIONS } from '../permissions.js';
 
 interface Role {
   _id: string;
@@ -25,8 +26,21 @@ interface AccessTable {
   access: TableAccess[];
 }
 
-/** Every role permission: the scopes of src/access/permissions.ts (same order), then admin and ai_designer. */
-const PERMISSIONS = ['config:read', 'features:write', 'tables:write', 'menus:write', 'hooks:write', 'roles:write', 'env:write', 'config:delete', 'admin', 'ai_designer'];
+/** A role's level on one table and action, as a feature grant reports it (builder GraphQL's `DataGrant`). */
+interface DataGrant {
+  roleId: string;
+  role: string;
+  table: string;
+  action: TableAction;
+  level: AccessLevel;
+}
+
+/** What a feature grant did (builder GraphQL's `FeatureGrant`). */
+interface FeatureGrant {
+  roleIds: string[];
+  granted: DataGrant[];
+  leftNarrower: DataGrant[];
+}
 
 const LOAD = `query Roles { roles { _id name description permissions builtin } features { _id name roleIds } tables { _id name access { ${TABLE_ACCESS_SELECTION} } } }`;
 const CREATE = `mutation CreateRole($name: String!, $description: String, $permissions: [Permission!]) {
@@ -34,7 +48,10 @@ const CREATE = `mutation CreateRole($name: String!, $description: String, $permi
 }`;
 const UPDATE = `mutation UpdateRole($id: ID!, $permissions: [Permission!]) { updateRole(_id: $id, permissions: $permissions) { _id } }`;
 const DELETE = `mutation DeleteRole($id: ID!) { deleteRole(_id: $id) }`;
-const GRANT = `mutation Grant($featureId: ID!, $roleIds: [ID!]!) { grantFeatureAccess(featureId: $featureId, roleIds: $roleIds) }`;
+const DATA_GRANT = 'roleId role table action level';
+const GRANT = `mutation Grant($featureId: ID!, $roleIds: [ID!]!) {
+  grantFeature(featureId: $featureId, roleIds: $roleIds) { roleIds granted { ${DATA_GRANT} } leftNarrower { ${DATA_GRANT} } }
+}`;
 const REVOKE = `mutation Revoke($featureId: ID!, $roleIds: [ID!]!) { revokeFeatureAccess(featureId: $featureId, roleIds: $roleIds) }`;
 
 export default function RolesSection(_props: { id?: string }) {
@@ -54,7 +71,7 @@ export default function RolesSection(_props: { id?: string }) {
       {canGrant && !canManage ? <p className="notice">Only admins can create, change or delete roles; you can change which features each role sees.</p> : null}
       <RoleTable roles={data.roles} canManage={canManage} onChanged={reload} />
       {canManage ? <CreateRoleForm onCreated={reload} /> : null}
-      <FeatureAccess roles={data.roles} features={data.features} canGrant={canGrant} />
+      <FeatureAccess roles={data.roles} features={data.features} canGrant={canGrant} onDataAccessChanged={reload} />
       <DataAccess roles={data.roles} tables={data.tables} />
     </div>
   );
@@ -110,6 +127,7 @@ function RoleTable({ roles, canManage, onChanged }: { roles: Role[]; canManage: 
           </tbody>
         </table>
       </div>
+      <PermissionGlossary />
     </section>
   );
 }
@@ -156,27 +174,55 @@ function RoleActions({ role, onEdit, onDeleted }: { role: Role; onEdit: () => vo
   );
 }
 
-/** Checkboxes of every permission; `legend` names the group for screen readers. */
+/** Checkboxes of every permission, each described by what it allows; `legend` names the group for screen readers. */
 function PermissionChecks({ legend, value, onChange }: { legend: string; value: ReadonlySet<string>; onChange: (next: Set<string>) => void }) {
+  // The create form and an edit form can be on the page at once: each needs its own ids.
+  const idPrefix = useId();
   return (
     <fieldset>
       <legend>{legend}</legend>
-      {PERMISSIONS.map((permission) => (
-        <label key={permission} className="check">
-          <input
-            type="checkbox"
-            checked={value.has(permission)}
-            onChange={(event) => {
-              const next = new Set(value);
-              if (event.target.checked) next.add(permission);
-              else next.delete(permission);
-              onChange(next);
-            }}
-          />
-          {permission}
-        </label>
-      ))}
+      {PERMISSION_MEANINGS.map(({ permission, allows }) => {
+        const descriptionId = `${idPrefix}-${permission.replace(':', '-')}`;
+        return (
+          <div key={permission} className="permission-check">
+            <label className="check">
+              <input
+                type="checkbox"
+                checked={value.has(permission)}
+                aria-describedby={descriptionId}
+                onChange={(event) => {
+                  const next = new Set(value);
+                  if (event.target.checked) next.add(permission);
+                  else next.delete(permission);
+                  onChange(next);
+                }}
+              />
+              {permission}
+            </label>
+            <small id={descriptionId} className="muted">
+              {allows}
+            </small>
+          </div>
+        );
+      })}
     </fieldset>
+  );
+}
+
+/** What each permission allows, for those who read the roles' bare permission codes without editing them. */
+function PermissionGlossary() {
+  return (
+    <details>
+      <summary>What each permission allows</summary>
+      <dl className="permission-glossary">
+        {PERMISSION_MEANINGS.map(({ permission, allows }) => (
+          <div key={permission}>
+            <dt>{permission}</dt>
+            <dd>{allows}</dd>
+          </div>
+        ))}
+      </dl>
+    </details>
   );
 }
 
@@ -258,23 +304,40 @@ function CreateRoleForm({ onCreated }: { onCreated: () => void }) {
   );
 }
 
-/** Features × roles: a checkbox per pair grants or revokes that role's access at once. */
-function FeatureAccess({ roles, features, canGrant }: { roles: Role[]; features: Feature[]; canGrant: boolean }) {
+/**
+ * Features × roles: a checkbox per pair grants or revokes that role's access at once. A grant also
+ * gives the role what the feature's GraphQL documents need of the tables (D32); the feature's row
+ * says what it granted and what it left narrower.
+ */
+function FeatureAccess({ roles, features, canGrant, onDataAccessChanged }: { roles: Role[]; features: Feature[]; canGrant: boolean; onDataAccessChanged: () => void }) {
   const { run } = useDesigner();
   // The roles of each feature as the server last answered, so a change shows without a reload.
   const [access, setAccess] = useState<Record<string, string[]>>(() => Object.fromEntries(features.map((f) => [f._id, f.roleIds])));
+  // What the last change of each feature did, and whose box it was.
+  const [changes, setChanges] = useState<Record<string, { roleId: string; message: string }>>({});
   const [pending, setPending] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const idPrefix = useId();
 
   async function toggle(feature: Feature, role: Role, grant: boolean) {
     const before = access[feature._id] ?? feature.roleIds;
     // The box follows the click at once; the server's answer (or a failure) then settles it.
     setAccess((current) => ({ ...current, [feature._id]: grant ? [...before, role._id] : before.filter((id) => id !== role._id) }));
+    setChanges(({ [feature._id]: _previous, ...others }) => others);
     setPending(`${feature._id}/${role._id}`);
     setError(null);
     try {
-      const result = await run<{ grantFeatureAccess?: string[]; revokeFeatureAccess?: string[] }>(grant ? GRANT : REVOKE, { featureId: feature._id, roleIds: [role._id] });
-      setAccess((current) => ({ ...current, [feature._id]: (grant ? result.grantFeatureAccess : result.revokeFeatureAccess) ?? [] }));
+      const variables = { featureId: feature._id, roleIds: [role._id] };
+      if (grant) {
+        const { grantFeature } = await run<{ grantFeature: FeatureGrant }>(GRANT, variables);
+        setAccess((current) => ({ ...current, [feature._id]: grantFeature.roleIds }));
+        setChanges((current) => ({ ...current, [feature._id]: { roleId: role._id, message: grantMessage(role, feature, grantFeature) } }));
+        if (grantFeature.granted.length) onDataAccessChanged();
+      } else {
+        const { revokeFeatureAccess } = await run<{ revokeFeatureAccess: string[] }>(REVOKE, variables);
+        setAccess((current) => ({ ...current, [feature._id]: revokeFeatureAccess }));
+        setChanges((current) => ({ ...current, [feature._id]: { roleId: role._id, message: `${role.name} no longer sees ${feature.name}; its data access stays as it was.` } }));
+      }
     } catch (failure) {
       setAccess((current) => ({ ...current, [feature._id]: before }));
       setError(`${feature.name} / ${role.name}: ${errorMessage(failure)}`);
@@ -286,7 +349,10 @@ function FeatureAccess({ roles, features, canGrant }: { roles: Role[]; features:
   return (
     <section aria-labelledby="feature-access-title">
       <h2 id="feature-access-title">Feature access</h2>
-      <p className="muted">Which roles see each feature on the application page.</p>
+      <p className="muted">
+        Which roles see each feature on the application page. Granting a feature also lets the role read and write the records the feature&apos;s queries
+        need, where the role had no access; narrower rules stay as they are.
+      </p>
       <ErrorText error={error} />
       {features.length ? (
         <div className="scroll-x" role="region" aria-label="Feature access by role" tabIndex={0}>
@@ -299,25 +365,37 @@ function FeatureAccess({ roles, features, canGrant }: { roles: Role[]; features:
                     {role.name}
                   </th>
                 ))}
+                <th scope="col">Last change</th>
               </tr>
             </thead>
             <tbody>
-              {features.map((feature) => (
-                <tr key={feature._id}>
-                  <th scope="row">{feature.name}</th>
-                  {roles.map((role) => (
-                    <td key={role._id}>
-                      <input
-                        type="checkbox"
-                        aria-label={`${role.name} sees ${feature.name}`}
-                        checked={(access[feature._id] ?? feature.roleIds).includes(role._id)}
-                        disabled={!canGrant || pending === `${feature._id}/${role._id}`}
-                        onChange={(event) => void toggle(feature, role, event.target.checked)}
-                      />
+              {features.map((feature, index) => {
+                const change = changes[feature._id];
+                const changeId = `${idPrefix}-change-${index}`;
+                return (
+                  <tr key={feature._id}>
+                    <th scope="row">{feature.name}</th>
+                    {roles.map((role) => (
+                      <td key={role._id}>
+                        <input
+                          type="checkbox"
+                          aria-label={`${role.name} sees ${feature.name}`}
+                          aria-describedby={change?.roleId === role._id ? changeId : undefined}
+                          checked={(access[feature._id] ?? feature.roleIds).includes(role._id)}
+                          disabled={!canGrant || pending === `${feature._id}/${role._id}`}
+                          onChange={(event) => void toggle(feature, role, event.target.checked)}
+                        />
+                      </td>
+                    ))}
+                    <td>
+                      {/* Always present, so that screen readers announce each new message. */}
+                      <span id={changeId} role="status">
+                        {change?.message}
+                      </span>
                     </td>
-                  ))}
-                </tr>
-              ))}
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>
@@ -326,6 +404,37 @@ function FeatureAccess({ roles, features, canGrant }: { roles: Role[]; features:
       )}
     </section>
   );
+}
+
+const NARROWER_LEVEL_WORDS: Record<AccessLevel, string> = { NONE: 'no records', OWN: 'own records', FILTER: 'records its filter matches', ALL: 'every record' };
+
+/** "a", "a and b", "a, b and c". */
+function wordList(words: string[]): string {
+  return words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
+}
+
+/** "read and create on Orders; read on Customers": each table's entries in the order of the actions. */
+function onTables(grants: DataGrant[], describe: (grant: DataGrant) => string): string {
+  const tables = [...new Set(grants.map((grant) => grant.table))];
+  return tables
+    .map((table) => {
+      const entries = grants.filter((grant) => grant.table === table).sort((a, b) => TABLE_ACTIONS.indexOf(a.action) - TABLE_ACTIONS.indexOf(b.action));
+      return `${wordList(entries.map(describe))} on ${table}`;
+    })
+    .join('; ');
+}
+
+/**
+ * What granting a feature to a role did to the role's data access, e.g. "Granted clerk: read and
+ * create on Orders. Left narrower: read (own records) on Orders."
+ */
+function grantMessage(role: Role, feature: Feature, grant: FeatureGrant): string {
+  const granted = grant.granted.filter((entry) => entry.roleId === role._id);
+  const narrower = grant.leftNarrower.filter((entry) => entry.roleId === role._id);
+  const sentences = [granted.length ? `Granted ${role.name}: ${onTables(granted, (entry) => entry.action)}.` : `${role.name} sees ${feature.name}.`];
+  if (narrower.length) sentences.push(`Left narrower: ${onTables(narrower, (entry) => `${entry.action} (${NARROWER_LEVEL_WORDS[entry.level]})`)}.`);
+  else if (!granted.length) sentences.push("Its data access already covers the feature's queries.");
+  return sentences.join(' ');
 }
 
 /** Each role's access to each table's records, one line per table, linked to the table's Access tab. */
