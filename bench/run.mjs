@@ -1,16 +1,18 @@
 // `npm run bench [name]`: runs the benchmarks (or the one named) and prints one line each:
 // `name: ratio (ours N/s vs baseline M/s, p99 X ms)`, ratio = ours / baseline.
-// A benchmark is `{ name, target, p99TargetMs?, run() }`; run() resolves with `{ ours, baseline, also? }`
-// (results of measure(); `also` is a figure printed after the verdict) or with `{ line }` for a result that is not a ratio.
+// A benchmark is `{ name, target, p99TargetMs?, run() }`; run() resolves with `{ ours, baseline, also?, p99Ms?, p99Label? }`
+// (results of measure(); `also` is a figure printed after the verdict; `p99Ms` the latency the target holds, default
+// ours.p99Ms) or with `{ line }` for a result that is not a ratio.
 import { appPage } from './app-page.mjs';
 import { cleanup } from './lib/processes.mjs';
 import { mcpRead, mcpVsSdk } from './mcp.mjs';
 import { propagation } from './propagation.mjs';
 import { dataAccessList, dataAccessUpdate, graphqlUpdate, saveHook } from './records.mjs';
 import { startup } from './startup.mjs';
+import { storage } from './storage.mjs';
 import { webhook } from './webhook.mjs';
 
-const BENCHMARKS = [mcpRead, mcpVsSdk, graphqlUpdate, dataAccessUpdate, dataAccessList, webhook, saveHook, startup, appPage, propagation];
+const BENCHMARKS = [mcpRead, mcpVsSdk, graphqlUpdate, dataAccessUpdate, dataAccessList, webhook, saveHook, storage, startup, appPage, propagation];
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !BENCHMARKS.some((b) => b.name === name));
@@ -57,7 +59,9 @@ function describe(benchmark, result) {
     }
   }
   let verdict = benchmark.target !== undefined && Number(ratio) < benchmark.target ? `; below target ${benchmark.target}` : '';
-  if (benchmark.p99TargetMs !== undefined && ours.p99Ms >= benchmark.p99TargetMs) verdict += `; p99 not under ${benchmark.p99TargetMs} ms`;
+  // A benchmark may hold its latency target to another measure than the closed-loop p99 (`p99Ms`, named by `p99Label`).
+  const p99 = result.p99Ms ?? ours.p99Ms;
+  if (benchmark.p99TargetMs !== undefined && p99 >= benchmark.p99TargetMs) verdict += `; ${result.p99Label ?? 'p99'} not under ${benchmark.p99TargetMs} ms`;
   if (result.also) verdict += `; ${result.also}`;
   return `${ratio} (${parts.join(', ')})${verdict}`;
 }

@@ -20,10 +20,12 @@ function newestMtime(dir) {
   return newest;
 }
 
-export async function buildIfNeeded({ force = false } = {}) {
+/** Builds when dist is older than src (or always with `force`); `onBuild` is called first when it builds. */
+export async function buildIfNeeded({ force = false, onBuild = () => {} } = {}) {
   const sources = Math.max(newestMtime(join(root, 'src')), statSync(join(root, 'package.json')).mtimeMs);
   const built = [...Object.keys(entries).map((name) => join(root, 'dist', `${name}.js`)), ...webOutputs()];
   if (!force && built.every((file) => existsSync(file) && statSync(file).mtimeMs >= sources)) return false;
+  onBuild();
   // Build beside the target and rename: a process starting meanwhile never imports half a file.
   // esbuild is loaded only to build: a start with an up-to-date build does not pay for it.
   const { build } = await import('esbuild');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, describeDuration, loadConfig } from './config.js';
 
 describe('TRELLIS_HOOK_WORKERS', () => {
   it('defaults to 8 and takes a whole number from 1 to 256', () => {
@@ -71,5 +71,51 @@ describe('TRELLIS_DISK_RESERVE_MB', () => {
 
   it('is named in the same message as the other bad variables', () => {
     expect(() => loadConfig({ PORT: '70000', TRELLIS_DISK_RESERVE_MB: '8' })).toThrow(/PORT: [^\n]+\n {2}TRELLIS_DISK_RESERVE_MB: [^\n]+$/);
+  });
+});
+
+describe('the run log and retention settings', () => {
+  const DAY_MS = 24 * 60 * 60 * 1000;
+
+  it('default to 5 samples a minute, one-minute aggregates, a 30-day run log, 90-day aggregates, the audit’s year and an hourly sweep', () => {
+    expect(loadConfig({})).toMatchObject({
+      runLogSamplesPerMinute: 5,
+      runStatsPeriodMs: 60_000,
+      runLogRetentionMs: 30 * DAY_MS,
+      runStatsRetentionMs: 90 * DAY_MS,
+      auditRetentionMs: 365 * DAY_MS,
+      retentionSweepIntervalMs: 3_600_000,
+    });
+  });
+
+  it.each([
+    ['90s', 90_000],
+    ['5m', 300_000],
+    ['12h', 12 * 3_600_000],
+    ['730d', 730 * DAY_MS],
+  ])('reads a retention of %s as %i ms', (text, ms) => {
+    expect(loadConfig({ TRELLIS_RUN_LOG_RETENTION: text }).runLogRetentionMs).toBe(ms);
+  });
+
+  it.each(['30', '5 m', '1w', '-5m', '30s'])('refuses a retention of %s, naming the variable, the form and the range', (text) => {
+    expect(() => loadConfig({ TRELLIS_AUDIT_RETENTION: text })).toThrow(
+      new ConfigError('Invalid environment:\n  TRELLIS_AUDIT_RETENTION: must be a whole number followed by s, m, h or d (for example 30d), from 1m to 3650d'),
+    );
+  });
+
+  it('describes a number of ms in the largest unit that divides it', () => {
+    expect([describeDuration(365 * DAY_MS), describeDuration(3_600_000), describeDuration(90_000), describeDuration(1500)]).toEqual(['365d', '1h', '90s', '1.5s']);
+  });
+});
+
+describe('TRELLIS_LOG_FORMAT', () => {
+  it('defaults to auto and takes pretty and json', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ TRELLIS_LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+    expect(loadConfig({ TRELLIS_LOG_FORMAT: 'json' }).logFormat).toBe('json');
+  });
+
+  it('refuses another format with a message naming the variable', () => {
+    expect(() => loadConfig({ TRELLIS_LOG_FORMAT: 'xml' })).toThrow(/TRELLIS_LOG_FORMAT: /);
   });
 });

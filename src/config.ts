@@ -28,6 +28,28 @@ function wholeNumber(min: number, max?: number) {
   return max === undefined ? number : number.max(max, { error: message });
 }
 
+const DURATION_UNITS_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const DURATION = /^(\d{1,9})([smhd])$/;
+
+/** Milliseconds of a length of time written as a whole number and a unit: `90s`, `5m`, `12h`, `30d`. */
+export function durationMs(text: string): number {
+  const [, amount, unit] = DURATION.exec(text) ?? [];
+  if (!amount || !unit) throw new ConfigError(`not a length of time: ${text}`);
+  return Number(amount) * DURATION_UNITS_MS[unit as keyof typeof DURATION_UNITS_MS];
+}
+
+/** A number of milliseconds in the largest unit that divides it: 86400000 -> 1d. */
+export function describeDuration(ms: number): string {
+  const unit = (['d', 'h', 'm', 's'] as const).find((candidate) => ms % DURATION_UNITS_MS[candidate] === 0) ?? 's';
+  return `${ms / DURATION_UNITS_MS[unit]}${unit}`;
+}
+
+/** A length of time (see durationMs) from `min` to `max` milliseconds, kept as written. */
+function duration(min: number, max: number) {
+  const message = `must be a whole number followed by s, m, h or d (for example 30d), from ${describeDuration(min)} to ${describeDuration(max)}`;
+  return z.string().refine((text) => DURATION.test(text) && durationMs(text) >= min && durationMs(text) <= max, { error: message });
+}
+
 /** A setting that cannot be used; its message names each bad variable (no stack is printed for it). */
 export class ConfigError extends Error {}
 
@@ -77,7 +99,11 @@ const envSchema = z.object({
   TRELLIS_LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
-    .describe('fatal, error, warn, info, debug, trace or silent (JSON lines on stdout)'),
+    .describe('fatal, error, warn, info, debug, trace or silent (log lines on stdout, see TRELLIS_LOG_FORMAT)'),
+  TRELLIS_LOG_FORMAT: z
+    .enum(['auto', 'pretty', 'json'])
+    .default('auto')
+    .describe('pretty: one readable line per event, requests answered without a failure only at debug level; json: one JSON object per line (pino), every request answered at info; auto: pretty when stdout is a terminal, json otherwise'),
   TRELLIS_AUTH_FAILURES_PER_MINUTE: wholeNumber(1)
     .default(20)
     .describe("Failed authentications per client IP and minute after which that IP's further failures answer 429 (valid credentials still pass)"),
@@ -113,6 +139,26 @@ const envSchema = z.object({
   TRELLIS_HOOK_WORKERS: wholeNumber(1, 256)
     .default(8)
     .describe('Worker threads running hook code (started on demand; after a minute without a run all but one stop); a run that waits for one longer than twice TRELLIS_HOOK_TIMEOUT_MS fails as timeout'),
+  TRELLIS_RUN_LOG_SAMPLES_PER_MINUTE: wholeNumber(0, 1_000_000)
+    .default(5)
+    .describe(
+      'Successful runs of each hook kept whole in the run log per minute (per server instance); every failed run is kept, and the latest run of each hook; the others are only counted in the per-minute aggregates',
+    ),
+  TRELLIS_RUN_STATS_PERIOD_MS: wholeNumber(100, 3_600_000)
+    .default(60_000)
+    .describe('Length of one period of the run aggregates (runs, failures, durations per hook), in ms; each is written once it has ended, and at shutdown'),
+  TRELLIS_RUN_LOG_RETENTION: duration(60_000, 3650 * 86_400_000)
+    .default('30d')
+    .describe('How long runs stay in the run log (failures and sampled successes, with their redacted input and output), e.g. 30d, 12h, 5m'),
+  TRELLIS_RUN_STATS_RETENTION: duration(60_000, 3650 * 86_400_000)
+    .default('90d')
+    .describe('How long the per-minute run aggregates (counts and durations, no record data) are kept'),
+  TRELLIS_AUDIT_RETENTION: duration(60_000, 3650 * 86_400_000)
+    .default('365d')
+    .describe('How long MCP audit entries are kept (the spec requires one year)'),
+  TRELLIS_RETENTION_SWEEP_INTERVAL: duration(1000, 86_400_000)
+    .default('1h')
+    .describe('How often expired run-log entries, aggregates and audit entries are deleted (in batches); the first sweep runs a minute after start'),
   TRELLIS_METRICS_TOKEN: z
     .string()
     .min(16, 'must be at least 16 characters')
@@ -160,6 +206,8 @@ export type Config = {
   /** First retry delay of a failed e-mail; each further failure doubles it, up to one hour. */
   mailRetryBaseMs: number;
   logLevel: z.infer<typeof envSchema>['TRELLIS_LOG_LEVEL'];
+  /** How log lines are written; `auto` chooses `pretty` when stdout is a terminal (see createLogger). */
+  logFormat: z.infer<typeof envSchema>['TRELLIS_LOG_FORMAT'];
   authFailuresPerMinute: number;
   /** MCP requests allowed per key and minute before 429. */
   mcpRateLimit: number;
@@ -177,6 +225,16 @@ export type Config = {
   hookWorkers: number;
   /** The bearer token /metrics requires; unset, only direct loopback callers may read it. */
   metricsToken: string | undefined;
+  /** Successful runs of a hook kept whole per minute (per instance); failures and the latest run are always kept. */
+  runLogSamplesPerMinute: number;
+  /** Length of one period of the run aggregates (hook_run_stats), in ms. */
+  runStatsPeriodMs: number;
+  /** How long run-log rows, run aggregates and MCP audit entries are kept, in ms. */
+  runLogRetentionMs: number;
+  runStatsRetentionMs: number;
+  auditRetentionMs: number;
+  /** Time between two retention sweeps, in ms. */
+  retentionSweepIntervalMs: number;
 };
 
 /** Reads the environment once. Throws a message naming each bad variable. */
@@ -204,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom: e.TRELLIS_MAIL_FROM,
     mailRetryBaseMs: e.TRELLIS_MAIL_RETRY_BASE_MS,
     logLevel: e.TRELLIS_LOG_LEVEL,
+    logFormat: e.TRELLIS_LOG_FORMAT,
     authFailuresPerMinute: e.TRELLIS_AUTH_FAILURES_PER_MINUTE,
     mcpRateLimit: e.TRELLIS_MCP_RATE_LIMIT,
     webhookRateLimit: e.TRELLIS_WEBHOOK_RATE_LIMIT,
@@ -214,6 +273,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hookMemoryMb: e.TRELLIS_HOOK_MEMORY_MB,
     hookWorkers: e.TRELLIS_HOOK_WORKERS,
     metricsToken: e.TRELLIS_METRICS_TOKEN,
+    runLogSamplesPerMinute: e.TRELLIS_RUN_LOG_SAMPLES_PER_MINUTE,
+    runStatsPeriodMs: e.TRELLIS_RUN_STATS_PERIOD_MS,
+    runLogRetentionMs: durationMs(e.TRELLIS_RUN_LOG_RETENTION),
+    runStatsRetentionMs: durationMs(e.TRELLIS_RUN_STATS_RETENTION),
+    auditRetentionMs: durationMs(e.TRELLIS_AUDIT_RETENTION),
+    retentionSweepIntervalMs: durationMs(e.TRELLIS_RETENTION_SWEEP_INTERVAL),
   };
 }
 

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
 import { ensureApplication, type BootstrapResult } from './access/bootstrap.js';
-import { startAuditRetention } from './audit/retention.js';
+import { startRetention } from './audit/retention.js';
 import type { Config } from './config.js';
 import { registerGraphQLRoute } from './graphql/route.js';
 import { registerMcpRoute } from './mcp/route.js';
@@ -15,15 +15,17 @@ import { registerHealthRoutes } from './http/health-routes.js';
 import { registerMetricsRoute } from './http/metrics-route.js';
 import { registerWebhookRoute } from './http/webhook-route.js';
 import { registerWebRoutes } from './http/web-routes.js';
+import { fromFastifyError } from './http/errors.js';
 import { ChangeBus } from './platform/change-bus.js';
 import { SecretBox } from './platform/crypto.js';
 import type { PlatformContext } from './platform/context.js';
 import { acquireLock, dataDirSecret } from './platform/data-dir.js';
 import { openDatabase, type DatabaseHandle } from './platform/db/index.js';
-import { TrellisError, toTrellisError } from './platform/errors.js';
+import { TrellisError, errorBody } from './platform/errors.js';
 import { assertJsonDepth } from './platform/json.js';
 import { BODY_LIMIT } from './platform/limits.js';
 import { startMailSender } from './platform/mail.js';
+import { prettyDestination, resolveLogFormat, type LogFormat } from './platform/log-format.js';
 import { Metrics } from './platform/metrics.js';
 import { createServices, type Services } from './services.js';
 
@@ -45,6 +47,8 @@ export interface RunningServer {
 
 export interface StartOptions {
   logger?: Logger;
+  /** Told what a first start is doing (creating the embedded database takes seconds to a minute). */
+  onProgress?: (message: string) => void;
 }
 
 /** Opens the database, creates the application on first start, and listens. */
@@ -53,7 +57,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const lock = config.databaseUrl ? undefined : acquireLock(config.dataDir);
   let database: DatabaseHandle | undefined;
   try {
-    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, diskReserveMb: config.diskReserveMb });
+    database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, diskReserveMb: config.diskReserveMb, onProgress: options.onProgress });
     const { ctx, bootstrap } = await createContext(config, database, logger);
     await ctx.changes.listen();
     const services = createServices(ctx);
@@ -65,7 +69,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await app.listen({ port: config.port, host: config.host });
     const url = listenUrl(app, config);
     lock?.publish(url);
-    const retention = startAuditRetention(ctx);
+    const retention = startRetention(ctx);
     const mailSender = await startMailSender(ctx);
     const opened = database;
     return {
@@ -128,14 +132,23 @@ async function createContext(config: Config, database: DatabaseHandle, logger: L
   return { ctx, bootstrap };
 }
 
+/**
+ * The process's logger: JSON lines on standard output (pino), or readable lines when
+ * TRELLIS_LOG_FORMAT is pretty (or auto, the default, and standard output is a terminal).
+ */
 export function createLogger(config: Config): Logger {
-  return pino({
+  const options = {
     level: config.logLevel,
     redact: {
       paths: ['req.headers.authorization', '*.password', '*.apiKey', '*.token', '*.value', 'headers.authorization'],
       censor: '[redacted]',
     },
-  });
+  };
+  return logFormatOf(config) === 'pretty' ? pino(options, prettyDestination(process.stdout)) : pino(options);
+}
+
+function logFormatOf(config: Config): LogFormat {
+  return resolveLogFormat(config.logFormat, process.stdout.isTTY === true);
 }
 
 function deploymentSecret(config: Config): string {
@@ -203,10 +216,12 @@ const QUIET_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metr
 /**
  * Every answer carries `x-request-id`, is counted and timed in the metrics (by route pattern, never
  * by raw path), and logs one line with the request id, method, route, path (without the query
- * string, which may hold secrets), status and duration.
+ * string, which may hold secrets), status and duration: at info, except probes and scrapes, and in
+ * the readable format (a person at a terminal) every answer below 400, which are at debug.
  */
 function observeRequests(app: FastifyInstance, services: Services): void {
   const { metrics } = services.ctx;
+  const quietSuccesses = logFormatOf(services.ctx.config) === 'pretty';
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -218,33 +233,11 @@ function observeRequests(app: FastifyInstance, services: Services): void {
     metrics.httpRequests.inc({ method: request.method, route, status });
     metrics.httpDuration.observe({ method: request.method, route, status_class: `${Math.floor(status / 100)}xx` }, seconds);
     const line = { method: request.method, route, path: request.url.split('?')[0]!.slice(0, 200), status, ms: Math.round(reply.elapsedTime * 10) / 10 };
-    if (QUIET_ROUTES.has(route)) request.log.debug(line, 'request answered');
+    if (QUIET_ROUTES.has(route) || (quietSuccesses && status < 400)) request.log.debug(line, 'request answered');
     else request.log.info(line, 'request answered');
   });
 }
 
-/** The JSON error body of every REST endpoint. */
-export function errorBody(error: TrellisError) {
-  return { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
-}
-
-function fromFastifyError(error: FastifyError): TrellisError {
-  if (error instanceof TrellisError) return error;
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new TrellisError('PAYLOAD_TOO_LARGE', `Request body is larger than ${BODY_LIMIT} bytes`, { limit: BODY_LIMIT });
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new TrellisError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new TrellisError('BAD_INPUT', 'Request body is empty; send a JSON object');
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new TrellisError('BAD_INPUT', 'Request body is not valid JSON');
-  }
-  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-    return new TrellisError('BAD_INPUT', error.message);
-  }
-  return toTrellisError(error);
-}
 
 function listenUrl(app: FastifyInstance, config: Config): string {
   const address = app.server.address();

@@ -14,6 +14,7 @@ import { MenuService } from './menus/service.js';
 import type { PlatformContext } from './platform/context.js';
 import { ReadCache } from './platform/read-cache.js';
 import { HookRuntime } from './runtime/service.js';
+import { WebhookDispatcher } from './runtime/webhooks.js';
 import { RecordService } from './tables/records.js';
 import { TableService } from './tables/service.js';
 import { grantNeededAccess } from './tables/table-access.js';
@@ -37,6 +38,8 @@ export interface Services {
   readonly envVars: EnvVarService;
   /** Runs hook code in the QuickJS sandbox and records each run. */
   readonly hookRuntime: HookRuntime;
+  /** Inbound webhooks and their test runs, under one limit. */
+  readonly webhooks: WebhookDispatcher;
   readonly audit: McpAuditService;
   /** Group-committed audit entries of MCP calls that write nothing else. */
   readonly auditLog: McpAuditBatcher;
@@ -62,7 +65,7 @@ export function createServices(ctx: PlatformContext): Services {
     hooks: new HookService(ctx),
     keys: new KeyService(ctx),
     integrations,
-    tables: new TableService(ctx),
+    tables: new TableService(ctx, () => services.graphql.featureSchema()),
     records: new RecordService(ctx, () => services),
     menus: new MenuService(ctx),
     envVars: new EnvVarService(ctx),
@@ -71,6 +74,7 @@ export function createServices(ctx: PlatformContext): Services {
     auditLog: new McpAuditBatcher(ctx.db),
     graphql: new GraphQLSchemaProvider(ctx),
     readCache: new ReadCache(ctx.changes),
+    webhooks: new WebhookDispatcher(ctx, () => services),
   };
   return services;
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { runNode, tempFolder } from './processes.mjs';
 
 const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url));
+const OPEN_LOOP_WORKER = fileURLToPath(new URL('./open-loop-worker.mjs', import.meta.url));
 
 /** Seconds each measured load lasts: BENCH_DURATION, 8 by default. */
 export const DURATION_S = positiveNumber(process.env.BENCH_DURATION, 8);
@@ -41,6 +42,30 @@ export async function measureAlternately(a, b) {
   const b2 = await once(b);
   const a2 = await once(a);
   return [combine(a1, a2), combine(b1, b2)];
+}
+
+/**
+ * Loads `url` open-loop for BENCH_DURATION seconds after BENCH_WARMUP unmeasured ones: requests (method, headers, body or `bodies` in
+ * turn) leave at constant arrival times, `ratePerSecond` of them a second, whatever the answers
+ * take, from a separate process (`open-loop-worker.mjs`); each latency counts from the time the
+ * request was due. Resolves with { offeredPerSecond, sentPerSecond, requests, p50Ms, p99Ms, maxMs,
+ * non2xx, errors, timeouts }.
+ */
+export async function measureOpenLoop(url, request, ratePerSecond) {
+  assertLoopback(url);
+  const options = { url, method: 'POST', ...request, rate: ratePerSecond, duration: DURATION_S, warmup: WARMUP_S };
+  const optionsFile = join(tempFolder('open-loop'), 'options.json');
+  writeFileSync(optionsFile, JSON.stringify(options));
+  const { code, stdout, stderr } = await runNode([OPEN_LOOP_WORKER, optionsFile]);
+  if (code !== 0) throw new Error(`the open-loop load failed (exit ${code}):\n${stderr}`);
+  return JSON.parse(stdout.trim().split('\n').at(-1));
+}
+
+/** An open-loop result as one line: `open-loop at 1150/s (half of the closed-loop maximum): p50 2.1 ms, p99 7.9 ms`. */
+export function describeOpenLoop(result) {
+  const bad = result.non2xx + result.errors + result.timeouts;
+  const problems = bad > 0 ? `, ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} unanswered` : '';
+  return `open-loop at ${Math.round(result.offeredPerSecond)}/s (half of the closed-loop maximum): p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, max ${result.maxMs} ms${problems}`;
 }
 
 function combine(first, second) {

@@ -47,6 +47,8 @@ export interface Principal {
   readonly credentialId?: string;
   /** The id of the HTTP request (its `x-request-id`), recorded with MCP audit entries and hook runs. */
   readonly requestId?: string;
+  /** The base URL the request reached (TRELLIS_PUBLIC_URL, else its scheme and Host), for absolute URLs in answers. */
+  readonly baseUrl?: string;
   /** Set while an MCP tool call runs: a write records the call's audit entry in its own transaction. */
   readonly mcpCall?: McpCall;
   /**

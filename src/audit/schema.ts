@@ -14,6 +14,10 @@ export const listMcpAuditLogsInput = z.object({
   tool: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional(),
   keyId: idSchema.optional(),
   userId: idSchema.optional(),
+  /** A key named by its name (any letter case), its visible prefix or its _id. */
+  key: idSchema.optional(),
+  /** A user named by e-mail (any letter case) or _id. */
+  user: idSchema.optional(),
   outcome: mcpAuditOutcomeSchema.optional(),
   since: dateTime.optional(),
   until: dateTime.optional(),

@@ -7,6 +7,7 @@ import type { McpApiKey } from '../keys/service.js';
 import { badInput } from '../platform/errors.js';
 import { listMailOutbox, MAIL_STATES, type MailState } from '../application/mail-outbox.js';
 import { parseInput } from '../platform/validation.js';
+import { storageStats } from '../storage/service.js';
 import type { Services } from '../services.js';
 
 /** An MCP key as `trellis key list` shows it: with its owner's e-mail, as GraphQL's `userEmail`. */
@@ -120,12 +121,16 @@ const COMMANDS = {
     run: (services: Services, args: { tool?: string; key?: string; user?: string; outcome?: McpAuditOutcome; limit?: number; before?: string }) =>
       services.audit.list(systemPrincipal('cli'), {
         tool: args.tool,
-        keyId: args.key,
-        userId: args.user,
+        key: args.key,
+        user: args.user,
         outcome: args.outcome,
         limit: args.limit,
         before: args.before,
       }),
+  },
+  'db stats': {
+    args: z.object({}),
+    run: (services: Services) => storageStats(services.ctx, systemPrincipal('cli')),
   },
 } as const;
 

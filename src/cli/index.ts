@@ -18,6 +18,7 @@ import {
   describeWrittenBackup,
 } from './admin-output.js';
 import { describeAuditPage } from './audit-output.js';
+import { describeStorageStats } from './db-stats.js';
 import { backupToFile, restoreFromFile } from './backup.js';
 import { runCliCommand, type CliCommandName } from './commands.js';
 import { RemoteError, postToServer, readBody, requireTrellisData, trustedServerLock } from './data-access.js';
@@ -212,14 +213,24 @@ export async function runCli(argv: string[]): Promise<number> {
     .command('list')
     .description('List MCP tool calls, newest first')
     .option('--tool <tool>', 'only calls of this tool')
-    .option('--key <id>', 'only calls made with this MCP key _id')
-    .option('--user <id>', 'only calls of this user _id')
+    .option('--key <key>', "only calls made with this MCP key: its name, its prefix (trellis_…) or its _id")
+    .option('--user <user>', "only calls of this user: an e-mail or an _id")
     .option('--outcome <outcome>', 'only calls with this outcome: ok, error or denied')
     .option('--limit <n>', 'entries per page (1 to 500)', '50')
     .option('--before <cursor>', 'the cursor printed after a full page, to read older entries')
     .option('--json', 'print JSON')
     .action(async (options) => {
       exitCode = await runDataCommand('audit list', options, describeAuditPage);
+    });
+
+  program
+    .command('db')
+    .description('Look at the database')
+    .command('stats')
+    .description('Size per table and index, rows, dead rows, last vacuums, what the run log and the MCP audit keep, and the data folder size (through the running server if one holds the folder)')
+    .option('--json', 'print JSON')
+    .action(async (options) => {
+      exitCode = await runDataCommand('db stats', options, describeStorageStats);
     });
 
   try {

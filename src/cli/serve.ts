@@ -12,7 +12,7 @@ const DRAIN_MS = 300;
 export async function serve(config: Config): Promise<number> {
   let server: RunningServer;
   try {
-    server = await startServer(config);
+    server = await startServer(config, { onProgress: (message) => console.log(message) });
   } catch (error) {
     const reason = startFailure(error, config);
     if (reason === undefined) throw error;

@@ -1,9 +1,14 @@
 import type { ThemeSettings } from '../platform/db/types.js';
 import { ALLOWED_FEATURE_MODULES, type AllowedModule } from './jsx-validation.js';
+import { RUNTIME_EXPORTS, UI_COMPONENTS, type ComponentProp, type RuntimeExport, type UiComponent } from './modules.js';
 
-/** What an author (often an AI agent) needs to write a feature that validates and fits the theme. */
+/** What an author (a person in the designer, or an AI agent) needs to write a feature that validates and fits the theme. */
 export type FeatureAuthoringGuide = {
   allowedModules: AllowedModule[];
+  /** The components of '@trellis/ui' with their props. */
+  components: (Omit<UiComponent, 'props'> & { props: ComponentProp[] })[];
+  /** The exports of '@trellis/runtime', each with how it is called. */
+  runtime: RuntimeExport[];
   runtimeRules: string[];
   theme: {
     colors: Record<string, string>;
@@ -21,7 +26,7 @@ const RUNTIME_RULES = [
   'Import only from the allowed modules, by their exact names; dynamic import() and require() are not available.',
   "Read and write data only through the application's GraphQL API: useQuery(), useMutation() or graphql() from '@trellis/runtime'. fetch, XMLHttpRequest, WebSocket, EventSource, WebTransport, WebRTC (RTCPeerConnection) and navigator.sendBeacon are blocked.",
   "The runtime's shapes: useQuery(query, variables?) returns { data, loading, error, refetch }; useMutation(mutation) returns [mutate, { data, loading, error }] where mutate(variables) resolves to data and rejects with the server's message (a beforeSave hook's message included); graphql(query, variables?) resolves to data. Form's onSubmit(values, event) receives the named fields' values as strings; Table takes rows and columns [{ key, header, render? }]; Input and Select take a label.",
-  "Get the signed-in user from useCurrentUser() and move between pages with navigate('/feature/<feature_id>'); document.cookie and window.open are blocked.",
+  "Get the signed-in user from useCurrentUser(). Open another page with navigate('<feature_id>', params), e.g. navigate('order-detail', { order: order._id }): the application page opens it at /app/feature/order-detail?order=<id> when the user's role sees it, and that page reads { order } with useParams() (values are strings). document.cookie, window.open and links that leave the page are blocked.",
   "useCurrentUser() returns { _id, email, name, roleName, tableAccess, can } (null until the page sends it); can(table, action) says whether the user's role may 'read', 'create', 'update' or 'delete' records of a table (by name, any letter case, or _id): user?.can('Orders', 'delete') ? <Button>Delete</Button> : null. It only shapes the page: the server enforces the role's rules (other records are not returned, hidden fields read as null).",
   'Keep state in React state or in tables; localStorage, sessionStorage and indexedDB are blocked.',
   'eval, Function, setTimeout/setInterval with a string, dangerouslySetInnerHTML and <script> elements are rejected, also when reached through window, globalThis or self.',
@@ -76,6 +81,8 @@ export function colorCssVariable(name: string): string {
 export function featureAuthoringGuide(theme: ThemeSettings): FeatureAuthoringGuide {
   return {
     allowedModules: ALLOWED_FEATURE_MODULES.map((module) => ({ ...module, ...(module.exports ? { exports: [...module.exports] } : {}) })),
+    components: UI_COMPONENTS.map((component) => ({ ...component, props: component.props.map((prop) => ({ ...prop })) })),
+    runtime: RUNTIME_EXPORTS.map((entry) => ({ ...entry })),
     runtimeRules: [...RUNTIME_RULES],
     theme: {
       colors: { ...theme.colors },
@@ -84,4 +91,118 @@ export function featureAuthoringGuide(theme: ThemeSettings): FeatureAuthoringGui
     },
     example: EXAMPLE,
   };
+}
+
+/** A field of a table, as a table example uses it (`label` when the table gives one). */
+export type ExampleField = { name: string; type: string; required: boolean; label?: string };
+
+/** A table with the names of its generated operations, for tableExample. */
+export type ExampleTable = {
+  name: string;
+  fields: readonly ExampleField[];
+  operations: { list: string; create: string; input: string };
+};
+
+/** At most this many fields are columns of the example's table. */
+const EXAMPLE_COLUMNS = 6;
+
+/** How the example's form takes a field, and how a submitted value (always a string) becomes the field's value. */
+const FORM_INPUTS: Record<string, { attributes: string; value: (name: string) => string }> = {
+  text: { attributes: '', value: (name) => `values.${name}` },
+  number: { attributes: ' type="number"', value: (name) => `values.${name} === '' ? null : Number(values.${name})` },
+  boolean: { attributes: ' type="checkbox"', value: (name) => `values.${name} === 'on'` },
+  date: { attributes: ' type="date"', value: (name) => `values.${name} || null` },
+  datetime: { attributes: ' type="datetime-local"', value: (name) => `values.${name} ? new Date(values.${name}).toISOString() : null` },
+  json: { attributes: ' placeholder="{}"', value: (name) => `values.${name} ? JSON.parse(values.${name}) : null` },
+  reference: { attributes: ' placeholder="_id"', value: (name) => `values.${name} || null` },
+  'multi-reference': { attributes: ' placeholder="_id, _id"', value: (name) => `values.${name}.split(',').map((id) => id.trim()).filter(Boolean)` },
+};
+
+/** 'dueDate' -> 'Due date', 'customer_name' -> 'Customer name'. */
+function readable(name: string): string {
+  const words = name.replace(/_/g, ' ').replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase().trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** A JavaScript string literal. */
+function quoted(text: string): string {
+  return JSON.stringify(text);
+}
+
+/** A JSX attribute's value: "text", or {"..."} when the text holds what a JSX string cannot. */
+function attribute(text: string): string {
+  return /^[^"\\{}<>&]*$/.test(text) ? `"${text}"` : `{${quoted(text)}}`;
+}
+
+/**
+ * A page that lists the records of `table` and adds one, written for its fields and the names of
+ * its generated operations: what the designer's guide inserts with one click. It passes the
+ * validator with no errors against a schema that has the table.
+ *
+ * @example tableExample({ name: 'Orders', fields: [{ name: 'title', type: 'text', required: true }], operations: { list: 'listOrders', create: 'createOrders', input: 'OrdersInput' } })
+ */
+export function tableExample(table: ExampleTable): string {
+  const fields = table.fields.filter((field) => field.type in FORM_INPUTS);
+  const label = (field: ExampleField) => field.label || readable(field.name);
+  const selection = ['_id', ...fields.map((field) => field.name)].join(' ');
+  const columns = fields
+    .slice(0, EXAMPLE_COLUMNS)
+    .map((field) => `            { key: ${quoted(field.name)}, header: ${quoted(label(field))} },`)
+    .join('\n');
+  const data = fields.map((field) => `${field.name}: ${FORM_INPUTS[field.type]!.value(field.name)}`).join(', ');
+  const inputs = fields
+    .map((field) => `            <Input label=${attribute(label(field))} name="${field.name}"${FORM_INPUTS[field.type]!.attributes}${field.required && field.type !== 'boolean' ? ' required' : ''} />`)
+    .join('\n');
+  const component = `${table.name.charAt(0).toUpperCase()}${table.name.slice(1)}Page`;
+  const { list, create, input } = table.operations;
+  return `import { useState } from 'react';
+import { useMutation, useQuery } from '@trellis/runtime';
+import { Button, Card, Form, Input, Stack, Table, Text } from '@trellis/ui';
+
+const LIST = \`query ${list} { ${list}(limit: 100) { items { ${selection} } total } }\`;
+const CREATE = \`mutation ${create}($data: ${input}!) { ${create}(data: $data) { _id } }\`;
+
+export default function ${component}() {
+  const { data, loading, error, refetch } = useQuery(LIST);
+  const [create, creating] = useMutation(CREATE);
+  const [message, setMessage] = useState('');
+
+  async function add(values, event) {
+    setMessage('');
+    try {
+      await create({ data: { ${data} } });
+      event.target.reset();
+      setMessage('Added');
+      await refetch();
+    } catch (failure) {
+      setMessage(failure.message);
+    }
+  }
+
+  if (loading && !data) return <Text>Loading…</Text>;
+  if (error) return <Text role="alert">{error.message}</Text>;
+  return (
+    <Card title=${attribute(readable(table.name))}>
+      <Stack>
+        <Table
+          rows={data.${list}.items}
+          columns={[
+${columns}
+          ]}
+        />
+        <Text muted>{data.${list}.total} in all</Text>
+        <Form onSubmit={add}>
+          <Stack direction="row" align="end">
+${inputs}
+            <Button type="submit" disabled={creating.loading}>
+              Add
+            </Button>
+          </Stack>
+        </Form>
+        {message ? <Text role="status">{message}</Text> : null}
+      </Stack>
+    </Card>
+  );
+}
+`;
 }

@@ -1,5 +1,21 @@
 import type { Node, Program } from '@babel/types';
-import { GraphQLError, Kind, parse, validate, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  TypeInfo,
+  getNamedType,
+  isInputObjectType,
+  parse,
+  validate,
+  visit,
+  visitWithTypeInfo,
+  type ASTNode,
+  type DocumentNode,
+  type GraphQLSchema,
+  type GraphQLType,
+  type SelectionSetNode,
+  type TypeNode,
+} from 'graphql';
 import { walk, type Finding } from '../platform/ast-walk.js';
 import type { DataNeed } from '../tables/access-schema.js';
 
@@ -235,4 +251,116 @@ function at(node: Node, location: GraphQLLocation | undefined, code: string, mes
   return location.line === 1
     ? { code, message, line: start.line, column: start.column + 1 + location.column }
     : { code, message, line: start.line + location.line - 1, column: location.column };
+}
+
+/** Where code uses a table or a field: 1-based line and column in the code, and how. */
+export interface CodeUse {
+  line?: number;
+  column?: number;
+  detail: string;
+}
+
+/** The generated names of one table's GraphQL types, as the schema has them. */
+interface TableTypes {
+  operations: ReadonlySet<string>;
+  record?: string;
+  input?: string;
+  filter?: string;
+  sortField?: string;
+}
+
+/**
+ * Where the feature's GraphQL documents use the table `tableId` (its operations) or, with `field`,
+ * one of its fields: selected, written in `data`, filtered or sorted on. When a document takes the
+ * table's input or filter as a variable, object keys named like the field anywhere in the code
+ * count too (their values are built at run time). A static reading, like the validator's: a
+ * document built at run time is not seen.
+ *
+ * @example featureTableUses(program, featureSchema, ordersId, 'amount') // [{ line: 4, column: 52, detail: 'selects amount' }]
+ */
+export function featureTableUses(program: Program, featureSchema: FeatureSchema, tableId: string, field?: string): CodeUse[] {
+  const types = tableTypes(featureSchema, tableId);
+  if (!types) return [];
+  const uses: CodeUse[] = [];
+  let takesVariables = false;
+  for (const found of featureDocuments(program)) {
+    let document: DocumentNode;
+    try {
+      document = parse(found.text, { maxTokens: MAX_TOKENS });
+    } catch {
+      continue;
+    }
+    const use = (location: GraphQLLocation | undefined, detail: string) => {
+      const { line, column } = at(found.node, location, '', '');
+      uses.push({ line, column, detail });
+    };
+    const typeInfo = new TypeInfo(featureSchema.schema);
+    visit(
+      document,
+      visitWithTypeInfo(typeInfo, {
+        Field(node) {
+          const parent = typeInfo.getParentType()?.name;
+          if (field === undefined && (parent === 'Query' || parent === 'Mutation') && types.operations.has(node.name.value)) use(locationOf(node), node.name.value);
+          if (field !== undefined && parent === types.record && node.name.value === field) use(locationOf(node), `selects ${field}`);
+        },
+        ObjectField(node) {
+          if (field === undefined || node.name.value !== field) return;
+          const parent = namedTypeName(typeInfo.getParentInputType());
+          if (parent === types.input) use(locationOf(node), `writes ${field}`);
+          if (parent === types.filter) use(locationOf(node), `filters on ${field}`);
+        },
+        EnumValue(node) {
+          if (field !== undefined && node.value === field && namedTypeName(typeInfo.getInputType()) === types.sortField) use(locationOf(node), `sorts on ${field}`);
+        },
+        VariableDefinition(node) {
+          const named = typeNameOf(node.type);
+          if (named === types.input || named === types.filter) takesVariables = true;
+        },
+      }),
+    );
+  }
+  if (field !== undefined && takesVariables) uses.push(...objectKeysNamed(program, field));
+  return uses.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+}
+
+function tableTypes({ schema, recordOperations }: FeatureSchema, tableId: string): TableTypes | undefined {
+  const operations = [...(recordOperations ?? [])].filter(([, operation]) => operation.tableId === tableId);
+  if (!operations.length) return undefined;
+  const types: TableTypes = { operations: new Set(operations.map(([name]) => name)) };
+  for (const [name, operation] of operations) {
+    const definition = (operation.action === 'read' ? schema.getQueryType() : schema.getMutationType())?.getFields()[name];
+    if (!definition) continue;
+    if (operation.action === 'create') types.record = getNamedType(definition.type).name;
+    for (const argument of definition.args) {
+      if (argument.name === 'data') types.input = getNamedType(argument.type).name;
+      if (argument.name === 'filter') types.filter = getNamedType(argument.type).name;
+      const sort = getNamedType(argument.type);
+      if (argument.name === 'sort' && isInputObjectType(sort)) types.sortField = namedTypeName(sort.getFields().field?.type);
+    }
+  }
+  return types;
+}
+
+function namedTypeName(type: GraphQLType | null | undefined): string | undefined {
+  return type ? getNamedType(type).name : undefined;
+}
+
+function typeNameOf(type: TypeNode): string {
+  return type.kind === Kind.NAMED_TYPE ? type.name.value : typeNameOf(type.type);
+}
+
+function locationOf(node: ASTNode): GraphQLLocation | undefined {
+  return node.loc ? { line: node.loc.startToken.line, column: node.loc.startToken.column } : undefined;
+}
+
+/** Object keys (`{ amount: 5 }`, `{ 'amount': 5 }`) named `field` anywhere in the code. */
+function objectKeysNamed(program: Program, field: string): CodeUse[] {
+  const uses: CodeUse[] = [];
+  walk(program, ({ node }) => {
+    if (node.type !== 'ObjectProperty' || node.computed) return;
+    const key = node.key.type === 'Identifier' ? node.key.name : node.key.type === 'StringLiteral' ? node.key.value : undefined;
+    const start = node.loc?.start;
+    if (key === field) uses.push({ ...(start ? { line: start.line, column: start.column + 1 } : {}), detail: `object key ${field} (variables of a document)` });
+  });
+  return uses;
 }

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ALLOWED_FEATURE_MODULES, validateFeatureCode } from './jsx-validation.js';
 
-/** Puts `body` on line 3, column 3 of a valid feature. */
-const inPage = (body: string) => `import { useState } from 'react';\nexport default function Page() {\n  ${body}\n  return null;\n}\n`;
+/** Puts `body` on line 3, column 3 of a valid feature, whose props declare the names bodies read. */
+const inPage = (body: string) =>
+  "import { useState } from 'react'; import { navigate } from '@trellis/runtime'; import { Button, Text } from '@trellis/ui';\n" +
+  `export default function Page({ api, data, extra, html, items, list, name, ok, options, peers, props, run, url, value }) {\n  ${body}\n  return null;\n}\n`;
 const BODY_LINE = 3;
 const BODY_COLUMN = 3;
 
@@ -42,9 +44,9 @@ describe('validateFeatureCode: accepted code', () => {
     ['window.setInterval with a function', 'window.setInterval(function tick() {}, 100);'],
     ['a constructor property', 'const kind = value.constructor.name;'],
     ['a lower-case JSX tag that shares a global name', 'const element = <fetch />;'],
-    ['a JSX attribute named like a global', 'const element = <Button fetch="x" open />;'],
-    ['an object key named like a global', 'const options = { fetch: 1, eval: 2, open: true };'],
-    ['a property named like a global', 'const value = api.fetch(options.eval);'],
+    ['a JSX attribute named like a global', 'const element = <div fetch="x" open />;'],
+    ['an object key named like a global', 'const settings = { fetch: 1, eval: 2, open: true };'],
+    ['a property named like a global', 'const result = api.fetch(options.eval);'],
   ])('accepts %s', (_what, body) => {
     expect(validateFeatureCode(inPage(body)).errors).toEqual([]);
   });
@@ -61,7 +63,7 @@ describe('validateFeatureCode: accepted code', () => {
     ['a default value in a pattern', 'const [sessionStorage = {}] = list; sessionStorage.x;'],
     ['a for-of binding', 'for (const fetch of items) fetch();'],
     ['a local window object', 'const window = { fetch: () => 1 }; window.fetch(); window["fetch"]();'],
-    ['a named function expression', 'const run = function fetch() { return fetch; };'],
+    ['a named function expression', 'const start = function fetch() { return fetch; };'],
   ])('does not flag a global name shadowed by %s', (_what, body) => {
     expect(validateFeatureCode(inPage(body)).errors).toEqual([]);
   });
@@ -260,7 +262,7 @@ describe('validateFeatureCode: theme warnings', () => {
     ['a 3-digit hex colour', "const c = '#abc';", '#abc', 'FIXED_COLOR'],
     ['an 8-digit hex colour', "const c = '#aabbccdd';", '#aabbccdd', 'FIXED_COLOR'],
     ['a hex colour in a template literal', 'const c = `1px solid #e2e8f0`;', '#e2e8f0', 'FIXED_COLOR'],
-    ['a hex colour in a JSX attribute', 'const e = <Text color="#ff0000" />;', '#ff0000', 'FIXED_COLOR'],
+    ['a hex colour in a JSX attribute', 'const e = <Text title="#ff0000" />;', '#ff0000', 'FIXED_COLOR'],
     ['a hex colour in a style object', 'const e = <div style={{ color: "#333" }} />;', '#333', 'FIXED_COLOR'],
     ['rgb()', 'const c = "rgb(37, 99, 235)";', 'rgb(37, 99, 235)', 'FIXED_COLOR'],
     ['rgba()', 'const c = "rgba(0,0,0,0.5)";', 'rgba(0,0,0,0.5)', 'FIXED_COLOR'],
@@ -355,6 +357,109 @@ describe('validateFeatureCode: network the frame refuses', () => {
     const result = validateFeatureCode(inPage("const c = window['RTC' + 'PeerConnection'];"));
     expect(result.errors.map((error) => error.code)).toEqual(['DYNAMIC_GLOBAL_ACCESS']);
     expect(result.warnings).toEqual([]);
+  });
+});
+
+/** A feature whose page component runs `body` (line 5, column 3) with a state pair and the UI imports below. */
+const withState = (imports: string, body: string) =>
+  `import { useState } from 'react';\n${imports}\nexport default function Page({ rows, columns, close, save }) {\n  const [name, setName] = useState('');\n  ${body}\n}\n`;
+const STATE_BODY_LINE = 5;
+
+describe('validateFeatureCode: undeclared names', () => {
+  it.each([
+    [
+      '<Text> beside an import from @trellis/ui that lacks it',
+      "import { Card } from '@trellis/ui';\nexport default function Page() {\n  return <Card><Text>Hi</Text></Card>;\n}",
+      { line: 3, column: 17 },
+      "'Text' is not declared: add it to the import from '@trellis/ui' at line 1",
+    ],
+    [
+      '<Text> without any import',
+      'export default function Page() {\n  return <Text>Hi</Text>;\n}',
+      { line: 2, column: 11 },
+      "'Text' is not declared: import it from '@trellis/ui', e.g. import { Text } from '@trellis/ui'",
+    ],
+    ['useState without its import', 'export default function Page() {\n  const [a, setA] = useState(0);\n  return a;\n}', { line: 2, column: 21 }, "import it from 'react'"],
+    ['useQuery without its import', "export default function Page() {\n  const { data } = useQuery('{ x }');\n  return data;\n}", { line: 2, column: 20 }, "import it from '@trellis/runtime'"],
+    ['React without its import', 'export default function Page() {\n  const [a] = React.useState(0);\n  return a;\n}', { line: 2, column: 15 }, "import React from 'react'"],
+    ['a misspelt local', 'export default function Page() {\n  const items = [];\n  return itmes.length;\n}', { line: 3, column: 10 }, "'itmes' is not declared: declare it (const, let, function) or import it"],
+    ['an assignment to an undeclared variable', 'export default function Page() {\n  total = 5;\n  return null;\n}', { line: 2, column: 3 }, "'total' is not declared"],
+    ['a name read outside the block that declares it', 'export default function Page() {\n  { const x = 1; }\n  return x;\n}', { line: 3, column: 10 }, "'x' is not declared"],
+    ["another function's local", 'function helper() { const secret = 1; return secret; }\nexport default function Page() {\n  return secret;\n}', { line: 3, column: 10 }, "'secret' is not declared"],
+    ["the window's name, read as if it were a variable", 'export default function Page() {\n  return name;\n}', { line: 2, column: 10 }, "'name' is not declared"],
+    ['an undeclared component of the file', 'export default function Page() {\n  return <Row />;\n}', { line: 2, column: 11 }, "'Row' is not declared"],
+    ['an undeclared component named like a list', 'export default function Page() {\n  return <OrderList />;\n}', { line: 2, column: 11 }, "'OrderList' is not declared"],
+  ])('rejects %s at its position', (_what, code, position, message) => {
+    const result = validateFeatureCode(code);
+    expect(result.valid).toBe(false);
+    expect(result.errors).toEqual([{ code: 'UNDECLARED_NAME', message: expect.stringContaining(message), ...position }]);
+  });
+
+  it('reports every use of an undeclared component, each at its line', () => {
+    const code = 'export default function Page() {\n  return (\n    <div>\n      <Text>A</Text>\n      <Text>B</Text>\n    </div>\n  );\n}';
+    expect(validateFeatureCode(code).errors.map(({ code, line }) => ({ code, line }))).toEqual([
+      { code: 'UNDECLARED_NAME', line: 4 },
+      { code: 'UNDECLARED_NAME', line: 5 },
+    ]);
+  });
+
+  it.each([
+    ['JavaScript built-ins', 'const n = Math.max(1, Number("2")) + JSON.stringify({}).length + new Date().getTime() + parseInt("1", 10); Promise.all([]); new Intl.NumberFormat("en").format(n);'],
+    ['browser globals', 'console.log(document.title, window.location.href, navigator.language); setTimeout(() => 1, 1); new URLSearchParams("a=1"); structuredClone({}); requestAnimationFrame(() => 1);'],
+    ['window functions and interfaces named by their shape', 'addEventListener("resize", () => 1); const frame = document.createElement("iframe"); frame instanceof HTMLIFrameElement; new PopStateEvent("x"); new DOMMatrix();'],
+    ['typeof of an undeclared name', "const has = typeof someLibrary !== 'undefined';"],
+    ['a class declared in the function', 'class Store { get size() { return 1; } } const store = new Store(); store.size;'],
+    ['a function declared after its use', 'helper(); function helper() { return 1; }'],
+    ['parameters, destructuring, defaults and rest', 'const f = ({ a, b: [c = 1, ...d] }, e = a) => a + c + d.length + e; f({ b: [] });'],
+    ['catch, for-of and for-in bindings', 'try { JSON.parse("x"); } catch (error) { error.message; } for (const item of []) item; for (const key in {}) key;'],
+    ['labels and object keys', 'outer: for (const i of [1]) { for (const j of [2]) { if (i + j) break outer; } } const o = { undeclaredKey: 1, method() { return arguments.length; } };'],
+    ['a var hoisted out of a block', 'if (true) { var later = 1; } later;'],
+    ['a component declared later in the file, and intrinsic elements', 'const e = <section><Row /><span /></section>;'],
+    ['a namespace import of the components', 'const e = <UI.Text>Hi</UI.Text>;'],
+  ])('accepts %s', (_what, body) => {
+    const code = `import * as UI from '@trellis/ui';\nexport default function Page() {\n  ${body}\n  return null;\n}\nfunction Row() { return null; }\n`;
+    expect(validateFeatureCode(code).errors).toEqual([]);
+  });
+});
+
+describe('validateFeatureCode: props of @trellis/ui components', () => {
+  it.each([
+    ['a prop Table does not take', "import { Table } from '@trellis/ui';", '<Table rows={rows} data={rows} />', 'data=', 'UNKNOWN_PROP', '<Table> has no prop \'data\': it takes rows, columns'],
+    ['a misspelt prop of Input', "import { Input } from '@trellis/ui';", '<Input lable="Name" />', 'lable=', 'UNKNOWN_PROP', "<Input> has no prop 'lable': it takes label, error, hint"],
+    [
+      'a state setter as the onChange of an Input',
+      "import { Input } from '@trellis/ui';",
+      '<Input value={name} onChange={setName} />',
+      'onChange=',
+      'EVENT_TO_SETTER',
+      "so setName would store the event object (the page shows [object Object]): write onChange={(event) => setName(event.target.value)}",
+    ],
+    ['a handler that passes the event to a setter', "import { Select } from '@trellis/ui';", '<Select options={[]} onChange={(value) => setName(value)} />', 'onChange=', 'EVENT_TO_SETTER', 'onChange={(event) => setName(event.target.value)}'],
+    ['a state setter as the onClick of a Button', "import { Button } from '@trellis/ui';", '<Button onClick={setName}>Go</Button>', 'onClick=', 'EVENT_TO_SETTER', 'onClick={() => setName(...)}'],
+    ['a setter given through a namespace import', "import * as UI from '@trellis/ui';", '<UI.Input onChange={setName} />', 'onChange=', 'EVENT_TO_SETTER', 'event.target.value'],
+  ])('rejects %s at the prop', (_what, imports, element, at, code, message) => {
+    const body = `return ${element};`;
+    const result = validateFeatureCode(withState(imports, body));
+    expect(result.valid).toBe(false);
+    expect(result.errors).toEqual([{ code, message: expect.stringContaining(message), line: STATE_BODY_LINE, column: 3 + body.indexOf(at) }]);
+  });
+
+  it.each([
+    [
+      'declared props, attributes of the element, aria-*, data-* and key',
+      '<Input key="n" label="Name" value={name} onChange={(event) => setName(event.target.value)} placeholder="Name" aria-describedby="help" data-test="name" className="wide" style={{}} autoFocus />',
+    ],
+    ['a setter for a handler that receives a row or the values', '<><Table rows={rows} columns={columns} onRowClick={setName} /><Form onSubmit={setName}><Button type="submit">Save</Button></Form></>'],
+    ['event handlers of the element, and a handler that is no setter', '<Button onClick={save} onMouseEnter={() => setName("x")} disabled>Save</Button>'],
+    ['a Modal closed by a function', '<Modal title="Edit" onClose={close}>Hi</Modal>'],
+  ])('accepts %s', (_what, element) => {
+    const imports = "import { Button, Form, Input, Modal, Table } from '@trellis/ui';";
+    expect(validateFeatureCode(withState(imports, `return ${element};`)).errors).toEqual([]);
+  });
+
+  it('does not check a local component named like one of @trellis/ui', () => {
+    const code = "import { Input } from '@trellis/ui';\nexport default function Page() {\n  const Table = ({ data }) => data;\n  return <Table data={1} anything />;\n}";
+    expect(validateFeatureCode(code).errors).toEqual([]);
   });
 });
 

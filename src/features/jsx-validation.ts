@@ -16,8 +16,10 @@ import {
   type Visit,
 } from '../platform/ast-walk.js';
 import { babelParser } from '../platform/babel-parser.js';
-import { checkFeatureDocuments, featureDataNeeds, type DataNeed, type FeatureSchema } from './graphql-documents.js';
+import { checkFeatureDocuments, featureDataNeeds, featureTableUses, type CodeUse, type DataNeed, type FeatureSchema } from './graphql-documents.js';
+import { knownGlobals, undeclaredName } from './declared-names.js';
 import { FEATURE_CODE_MAX_BYTES } from './schema.js';
+import { UiPropsCheck } from './ui-props.js';
 import { ALLOWED_FEATURE_MODULES } from './modules.js';
 
 export type { CodeValidation, Finding } from '../platform/ast-walk.js';
@@ -84,6 +86,9 @@ const REFUSED_NETWORK: GlobalRules = {
   members: new Map(),
 };
 
+/** Globals another check reports: forbidden and refused ones are not also undeclared. */
+const KNOWN_GLOBALS = knownGlobals([...FEATURE_GLOBALS.aliases, ...FEATURE_GLOBALS.names.keys(), ...REFUSED_NETWORK.names.keys()]);
+
 const THEME_HINT = 'use var(--color-primary) / the theme tokens from get_feature_authoring_guide instead of';
 const HEX_COLOR = /(?<![\w#&])#(?:[0-9a-fA-F]{8}|[0-9a-fA-F]{6}|[0-9a-fA-F]{3,4})(?![\w-])/g;
 const COLOR_FUNCTION = /(?<![\w-])(?:rgba?|hsla?)\((?!\s*var\()[^)]{0,80}\)?/gi;
@@ -100,7 +105,9 @@ const LINE_BREAK = /\r\n?|[\n\u2028\u2029]/g;
  * (at most 1 MB of UTF-8), syntax, imports from ALLOWED_FEATURE_MODULES only, one default export
  * that is a function component, and no forbidden globals or constructs (network and storage
  * APIs, eval and friends, dangerouslySetInnerHTML, <script>). Locally declared names shadow
- * globals and are not reported. Network interfaces the frame refuses although they are not
+ * globals and are not reported. Every name read (JSX components included) must be imported,
+ * declared in scope or a global of the frame (`undeclaredName`), and the props of `@trellis/ui`
+ * components must be ones they take (`UiPropsCheck`). Network interfaces the frame refuses although they are not
  * forbidden here (WebRTC, WebTransport), fixed colours and Tailwind colour classes are warnings only.
  * With `featureSchema`, the GraphQL documents the code passes to '@trellis/runtime' are checked
  * against the application's schema too (see `checkFeatureDocuments`).
@@ -118,13 +125,16 @@ export function validateFeatureCode(code: string, featureSchema?: FeatureSchema)
   }
   const errors = checkModuleShape(program);
   const warnings: Finding[] = [];
+  const props = new UiPropsCheck(program);
   walk(program, (visit) => {
-    const error = checkGlobalAccess(visit, FEATURE_GLOBALS) ?? checkConstructorChain(visit.node) ?? checkConstruct(visit);
+    const error = checkGlobalAccess(visit, FEATURE_GLOBALS) ?? checkConstructorChain(visit.node) ?? checkConstruct(visit) ?? undeclaredName(visit, KNOWN_GLOBALS, program);
     if (error) errors.push(error);
     const refused = refusedNetwork(visit);
     if (refused) warnings.push(refused);
     warnings.push(...colourWarnings(visit.node, code));
+    props.visit(visit);
   });
+  errors.push(...props.findings());
   if (featureSchema) errors.push(...checkFeatureDocuments(program, featureSchema));
   return codeValidation(errors, warnings);
 }
@@ -301,6 +311,15 @@ function positionIn(lineStarts: readonly number[], offset: number, start: { line
 export function featureCodeNeeds(code: string, featureSchema: FeatureSchema): DataNeed[] {
   try {
     return featureDataNeeds(parseModule(code, false), featureSchema);
+  } catch {
+    return [];
+  }
+}
+
+/** Where the code's GraphQL documents use a table or one of its fields (see `featureTableUses`); none when it does not parse. */
+export function featureCodeTableUses(code: string, featureSchema: FeatureSchema, tableId: string, field?: string): CodeUse[] {
+  try {
+    return featureTableUses(parseModule(code, false), featureSchema, tableId, field);
   } catch {
     return [];
   }

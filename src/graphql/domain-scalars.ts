@@ -2,7 +2,7 @@ import { GraphQLError, GraphQLScalarType, Kind, print, type GraphQLSchema, type 
 import { PERMISSIONS, SCOPES } from '../access/permissions.js';
 import { MCP_AUDIT_OUTCOMES } from '../audit/schema.js';
 import { FEATURE_STATUSES } from '../features/schema.js';
-import { HOOK_RUN_OUTCOMES, HOOK_TYPES } from '../hooks/schema.js';
+import { HOOK_RUN_OUTCOMES, HOOK_TYPES, WEBHOOK_SIGNING_SCHEMES } from '../hooks/schema.js';
 import { FIELD_TYPES } from '../tables/schema.js';
 
 /**
@@ -14,6 +14,7 @@ import { FIELD_TYPES } from '../tables/schema.js';
 export const DOMAIN_SCALARS: Readonly<Record<string, readonly string[]>> = {
   HookType: HOOK_TYPES,
   HookRunOutcome: HOOK_RUN_OUTCOMES,
+  WebhookSigningScheme: WEBHOOK_SIGNING_SCHEMES,
   FieldType: FIELD_TYPES,
   FeatureStatus: FEATURE_STATUSES,
   AuditOutcome: MCP_AUDIT_OUTCOMES,

@@ -6,6 +6,8 @@ import type { Services } from '../services.js';
 export interface GraphQLContext {
   readonly services: Services;
   readonly principal: Principal;
+  /** The request asked for scratch writes (the x-trellis-scratch header): each record write is checked, then rolled back. */
+  readonly scratch?: boolean;
 }
 
 export type Resolver = (

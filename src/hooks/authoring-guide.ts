@@ -49,10 +49,15 @@ const AFTER_SAVE = `async function notifyErp(instance) {
   if (!answer.ok) console.warn('ERP answered', answer.status);
 }`;
 
+/** How old a signed call may be, in seconds: Stripe's own default tolerance. Older ones may be replays. */
+export const SIGNATURE_TOLERANCE_SECONDS = 300;
+
 const WEBHOOK = `async function payConfirm(instance) {
   const sig = Object.fromEntries((headers['stripe-signature'] || '').split(',').map((kv) => kv.split('=')));
   const expected = crypto.hmac('sha256', env.PAY_SECRET, sig.t + '.' + request.rawBody);
   if (!sig.v1 || !crypto.timingSafeEqual(expected, sig.v1)) return respond(401, { error: 'bad signature' });
+  // A signed call older than ${SIGNATURE_TOLERANCE_SECONDS / 60} minutes (Stripe's tolerance) may be a replay.
+  if (!(Math.abs(Date.now() / 1000 - Number(sig.t)) <= ${SIGNATURE_TOLERANCE_SECONDS})) return respond(401, { error: 'signature too old' });
   await db.update('Orders', instance.orderId, { paid: true });
   return { ok: true };
 }`;
@@ -86,7 +91,7 @@ export function hookAuthoringGuide(limits: HookLimits): HookAuthoringGuide {
       },
       {
         type: 'webHook',
-        when: 'On every POST /api/webhook/<name> (no built-in authentication: check a signature or token).',
+        when: `On every POST /api/webhook/<name> (no built-in authentication: check a signature or token, and a signed timestamp within ${SIGNATURE_TOLERANCE_SECONDS / 60} minutes so that an old call cannot be replayed). The designer's test run can sign its body as Stripe or GitHub do with an environment variable's value.`,
         receives:
           'instance: the parsed body (JSON, a form as an object, text as a string, null without a body); headers; request: { method, url, query, headers, rawBody, contentType }, rawBody being the bytes providers sign.',
         returns:
@@ -97,7 +102,7 @@ export function hookAuthoringGuide(limits: HookLimits): HookAuthoringGuide {
     limits: [
       `${limits.cpuMs} ms of computation and ${limits.timeoutMs} ms in all per run (awaited fetch and db calls included); ${limits.memoryMb} MB of memory.`,
       `At most ${FETCHES_PER_RUN} fetch requests and ${DB_CALLS_PER_RUN} db calls per run. fetch reaches public addresses only (private and loopback ones need TRELLIS_HOOK_EGRESS_ALLOW), answers of at most 1 MB, 3 redirects.`,
-      'console lines (at most 100 of 500 characters) and the error of each run are in the run log, readable by admins; environment values are redacted from them.',
+      'console lines (at most 100 of 500 characters) and the error of each failed run, of a few successful runs a minute and of the latest run are in the run log, readable by admins; environment values are redacted from them. Every run is counted (hookRunStats).',
     ],
   };
 }

@@ -8,8 +8,12 @@ export const HOOK_CODE_MAX_BYTES = 204_800;
 export const HOOK_TYPES = ['beforeSave', 'afterSave', 'webHook'] as const;
 export type HookType = (typeof HOOK_TYPES)[number];
 
-/** How a hook run ended, as the run log stores it. */
-export const HOOK_RUN_OUTCOMES = ['ok', 'error', 'timeout', 'memory'] as const;
+/**
+ * How a hook run ended, as the run log stores it: `refused` is a webhook whose code ran to the end
+ * and answered a 4xx or 5xx status with respond() (a bad signature's 401), told apart from `ok`.
+ */
+export const HOOK_RUN_OUTCOMES = ['ok', 'refused', 'error', 'timeout', 'memory'] as const;
+export type HookRunOutcome = (typeof HOOK_RUN_OUTCOMES)[number];
 
 /** Hook types that run on a table's saves and so need `tableId`. */
 export const TABLE_HOOK_TYPES: ReadonlySet<HookType> = new Set(['beforeSave', 'afterSave']);
@@ -81,7 +85,36 @@ export const listHookRunsInput = z.object({
   before: cursorSchema.optional(),
 });
 
+/** The provider signature schemes a test run can sign its body with (the hook guide's examples). */
+export const WEBHOOK_SIGNING_SCHEMES = ['stripe', 'github'] as const;
+export type WebhookSigningScheme = (typeof WEBHOOK_SIGNING_SCHEMES)[number];
+
+/** An HTTP header name (a token) and a value of visible ASCII, spaces and tabs. */
+const testHeader = z.object({
+  name: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be an HTTP header name: letters, digits and !#$%&\'*+.^_`|~- only'),
+  value: z.string().max(8192, 'must be at most 8192 characters').regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'may hold only tabs, spaces, visible ASCII and U+0080-U+00FF'),
+});
+
+/**
+ * A test run of a webhook, as a POST to its URL would run it: the raw body with its media type and
+ * headers, signed on the server with an environment value when `signWith` is given.
+ */
+export const testWebhookInput = z.object({
+  _id: recordRef('hook'),
+  body: z.string().default('').describe('The raw body, sent as it is (what providers sign)'),
+  contentType: z.string().trim().max(200, 'must be at most 200 characters').default('application/json'),
+  headers: z.array(testHeader).max(50, 'at most 50 headers').default([]),
+  signWith: z
+    .object({
+      scheme: z.enum(WEBHOOK_SIGNING_SCHEMES, { message: `must be one of ${WEBHOOK_SIGNING_SCHEMES.join(', ')}` }),
+      envVar: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+    })
+    .optional()
+    .describe("Signs the body on the server with this environment variable's value, as the provider would: stripe (Stripe-Signature: t=<now>,v1=<HMAC-SHA256 of t.body>) or github (X-Hub-Signature-256: sha256=<HMAC-SHA256 of body>)"),
+});
+
 export type ListHookRunsInput = z.input<typeof listHookRunsInput>;
+export type TestWebhookInput = z.input<typeof testWebhookInput>;
 export type CreateHookInput = z.input<typeof createHookInput>;
 export type UpdateHookInput = z.input<typeof updateHookInput>;
 export type EditHookCodeInput = z.input<typeof editHookCodeInput>;

@@ -336,6 +336,8 @@ export interface HookRun {
   queuedMs: number | null;
   /** The HTTP request that caused the run (its x-request-id, as in the server's log); null when none did. */
   requestId: string | null;
+  /** The HTTP status a webhook answered (500 when its code failed); null for save hooks and runs stored before. */
+  httpStatus: number | null;
   /** False when console, error, input and output are withheld from this reader. */
   detailsVisible: boolean;
 }
@@ -364,6 +366,7 @@ function toHookRun(row: Row<'hook_runs'>, detailed: boolean): HookRun {
     output: detailed ? (row.output ?? null) : null,
     queuedMs: row.queued_ms,
     requestId: row.request_id,
+    httpStatus: row.http_status,
     detailsVisible: detailed,
   };
 }

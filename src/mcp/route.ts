@@ -1,7 +1,7 @@
 import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../access/permissions.js';
-import { bearerToken } from '../http/auth.js';
+import { bearerToken, requestBaseUrl } from '../http/auth.js';
 import { isLoopbackHost } from '../http/loopback.js';
 import { TrellisError, toTrellisError, unauthenticated } from '../platform/errors.js';
 import { WindowLimiter } from '../platform/limits.js';
@@ -145,7 +145,7 @@ async function authenticate(services: Services, request: FastifyRequest): Promis
     return await services.auth.guard(request.ip, async () => {
       if (!token) throw unauthenticated();
       const resolved = await services.keys.resolveMcpKey(token);
-      return { principal: { ...resolved.principal, requestId: request.id }, keyId: resolved.keyId };
+      return { principal: { ...resolved.principal, requestId: request.id, baseUrl: requestBaseUrl(request, services.ctx.config.publicUrl) }, keyId: resolved.keyId };
     });
   } catch (error) {
     if (error instanceof TrellisError && error.code === 'UNAUTHENTICATED') return undefined;

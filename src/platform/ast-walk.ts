@@ -91,15 +91,20 @@ export function walk(root: Node, visitor: (visit: Visit) => void): void {
 
 /** True when `name` is declared in `scope` or any scope enclosing it. */
 export function isBound(scope: Scope | undefined, name: string): boolean {
-  for (let current = scope; current; current = current.parent) if (current.names.has(name)) return true;
-  return false;
+  return bindingScope(scope, name) !== undefined;
+}
+
+/** The innermost scope, from `scope` outwards, that declares `name`; undefined when none does. */
+export function bindingScope(scope: Scope | undefined, name: string): Scope | undefined {
+  for (let current = scope; current; current = current.parent) if (current.names.has(name)) return current;
+  return undefined;
 }
 
 /**
  * True when the visited identifier reads a variable (as opposed to naming a property, a label or
  * an intrinsic JSX tag). Binding positions count as references: they resolve to their own scope.
  */
-function isReference({ node, parent, key }: Visit): boolean {
+export function isReference({ node, parent, key }: Visit): boolean {
   if (node.type === 'JSXIdentifier') {
     if (parent?.type === 'JSXMemberExpression') return key === 'object';
     return parent?.type === 'JSXOpeningElement' && /^[A-Z_$]/.test(node.name);

@@ -48,6 +48,11 @@ export const unauthenticated = () => new TrellisError('UNAUTHENTICATED', 'Authen
 /** A write the database has no room for; reads go on. Never names the file that could not grow. */
 export const diskFull = () => new TrellisError('INSUFFICIENT_STORAGE', "The database's disk is full: changes cannot be saved until space is freed");
 
+/** The JSON error body of every REST endpoint (and of a webhook's test run, which answers as its URL would). */
+export function errorBody(error: TrellisError) {
+  return { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
+}
+
 /** Error codes of a database that is down or restarting: the connection's (Node) and the server's (SQLSTATE class 08, 57P0x). */
 const DATABASE_DOWN = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
 /**

@@ -49,7 +49,7 @@ export class Metrics {
 
   readonly hookRuns = new Counter({
     name: 'trellis_hook_runs_total',
-    help: 'Hook runs, by hook type (beforeSave, afterSave, webHook) and outcome (ok, error, timeout, memory)',
+    help: 'Hook runs, by hook type (beforeSave, afterSave, webHook) and outcome (ok, refused: a webhook that answered 4xx or 5xx, error, timeout, memory)',
     labelNames: ['type', 'outcome'] as const,
     registers: [this.registry],
   });

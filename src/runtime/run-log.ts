@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
+import type { HookRunOutcome } from '../hooks/schema.js';
 import type { Db } from '../platform/db/index.js';
+import { RunSampler } from './run-sampler.js';
+import { RunStats, storeRunStats } from './run-stats.js';
 
 /** One `hook_runs` row; console lines and error already redacted. */
 export interface HookRunRecord {
@@ -9,7 +12,7 @@ export interface HookRunRecord {
   trigger: string;
   startedAt: Date;
   durationMs: number;
-  outcome: 'ok' | 'error' | 'timeout' | 'memory';
+  outcome: HookRunOutcome;
   console: string[];
   error: string | null;
   /** What the run received and answered, redacted and cut to RUN_DETAIL_MAX_CHARS of JSON. */
@@ -19,6 +22,8 @@ export interface HookRunRecord {
   queuedMs: number;
   /** The id of the HTTP request that caused the run (its `x-request-id`); null when none did. */
   requestId: string | null;
+  /** The HTTP status a webhook answered (500 when its code failed); null for save hooks. */
+  httpStatus: number | null;
 }
 
 /** The most JSON of a run's input or output kept in its row: a run log, not an archive of payloads. */
@@ -64,6 +69,7 @@ function asRow(run: HookRunRecord, position: number) {
     output: run.output ?? null,
     queued_ms: Math.round(run.queuedMs),
     request_id: run.requestId,
+    http_status: run.httpStatus,
   };
 }
 
@@ -72,31 +78,93 @@ export const RUN_LOG_WINDOW_MS = 25;
 /** Runs per insert: on the embedded database an insert of 100 holds the thread for about 2 ms. */
 export const RUN_LOG_BATCH = 100;
 
+/** What the run log keeps (see RunSampler) and the period of its aggregates. */
+export interface RunLogPolicy {
+  samplesPerMinute: number;
+  periodMs: number;
+}
+
 /**
- * Stores run records in the background, several per insert. A run never waits for its row: a
- * `beforeSave` hook runs inside the record's transaction, and on the embedded database (one
- * connection) an insert awaited there would wait for that same transaction. A batch is one
- * statement with one parameter (`jsonb_to_recordset`): on the embedded database that costs
- * less than half of a multi-row VALUES list. A hook deleted in the meantime leaves its rows with
- * `hook_id` null.
+ * Keeps the run log bounded: every run is counted in `hook_run_stats` (per hook and period), and
+ * only the runs the sampler chooses are stored whole in `hook_runs` (every failure, a few successes
+ * per hook and period, and the latest run of each hook at the end of each period). Both are written
+ * in the background, several runs per insert. A run never waits for its row: a `beforeSave` hook
+ * runs inside the record's transaction, and on the embedded database (one connection) an insert
+ * awaited there would wait for that same transaction. A batch is one statement with one parameter
+ * (`jsonb_to_recordset`): on the embedded database that costs less than half of a multi-row VALUES
+ * list. A hook deleted in the meantime leaves its rows with `hook_id` null.
  */
 export class HookRunLog {
   private queue: HookRunRecord[] = [];
   private draining: Promise<void> | undefined;
+  private readonly sampler: RunSampler;
+  private readonly stats: RunStats;
+  private periodTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
-  ) {}
-
-  record(run: HookRunRecord): void {
-    this.queue.push(run);
-    this.draining ??= new Promise<void>((resolve) => setTimeout(resolve, RUN_LOG_WINDOW_MS)).then(() => this.drain());
+    policy: RunLogPolicy,
+  ) {
+    this.sampler = new RunSampler(policy);
+    this.stats = new RunStats(policy.periodMs);
   }
 
-  /** Resolves when every record given so far is stored (or its failure logged). */
+  /** Counts `run`, and stores it whole when the sampler keeps it (`always`: a run someone asked to see). */
+  record(run: HookRunRecord, always = false): void {
+    this.stats.add(run);
+    if (this.sampler.keep(run, always)) this.enqueue([run]);
+    if (!this.periodTimer && !this.closed) this.schedulePeriodEnd();
+  }
+
+  /**
+   * Resolves when everything recorded so far is stored (or its failure logged): the kept runs, the
+   * latest run of each hook, and the counts of every period, the current one included.
+   */
   async flush(): Promise<void> {
+    await this.endPeriods(Date.now(), true);
     while (this.draining) await this.draining;
+  }
+
+  /** Stops the period timer and stores everything recorded, as `flush`; for a graceful stop. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.periodTimer);
+    this.periodTimer = undefined;
+    await this.flush();
+  }
+
+  /** Runs `endPeriods` just after each period ends, while runs are recorded; the timer does not keep the process alive. */
+  private schedulePeriodEnd(): void {
+    const { periodMs } = this.stats;
+    // A little after the end, so that runs that started in the period and end just after it are counted in its write.
+    const delay = periodMs - (Date.now() % periodMs) + Math.min(1000, periodMs / 4);
+    this.periodTimer = setTimeout(() => {
+      this.periodTimer = undefined;
+      void this.endPeriods(Date.now(), false).then(() => {
+        if (this.stats.counting && !this.closed && !this.periodTimer) this.schedulePeriodEnd();
+      });
+    }, delay);
+    this.periodTimer.unref();
+  }
+
+  /** Stores the latest run of each hook not stored yet and the counts of the periods ended by `now` (of all with `all`). */
+  private async endPeriods(now: number, all: boolean): Promise<void> {
+    this.enqueue(this.sampler.takeLatest());
+    this.sampler.forgetEnded(now);
+    const rows = this.stats.take(now, all);
+    try {
+      await storeRunStats(this.db, rows);
+    } catch (error) {
+      this.logger.error({ err: error, periods: rows.length }, 'could not store hook run counts');
+    }
+  }
+
+  private enqueue(runs: HookRunRecord[]): void {
+    if (runs.length === 0) return;
+    this.queue.push(...runs);
+    this.draining ??= new Promise<void>((resolve) => setTimeout(resolve, RUN_LOG_WINDOW_MS)).then(() => this.drain());
   }
 
   private async drain(): Promise<void> {
@@ -106,11 +174,11 @@ export class HookRunLog {
       const batch = this.queue.splice(0, RUN_LOG_BATCH);
       try {
         await sql`
-          insert into hook_runs (hook_id, hook_name, trigger, started_at, duration_ms, outcome, console, error, input, output, queued_ms, request_id)
-          select hooks.id, run.hook_name, run.trigger, run.started_at, run.duration_ms, run.outcome, run.console, run.error, run.input, run.output, run.queued_ms, run.request_id
+          insert into hook_runs (hook_id, hook_name, trigger, started_at, duration_ms, outcome, console, error, input, output, queued_ms, request_id, http_status)
+          select hooks.id, run.hook_name, run.trigger, run.started_at, run.duration_ms, run.outcome, run.console, run.error, run.input, run.output, run.queued_ms, run.request_id, run.http_status
           from jsonb_to_recordset(${JSON.stringify(batch.map(asRow))}::jsonb) as run(
             position integer, hook_id text, hook_name text, trigger text, started_at timestamptz, duration_ms integer, outcome text, console jsonb, error text,
-            input jsonb, output jsonb, queued_ms integer, request_id text)
+            input jsonb, output jsonb, queued_ms integer, request_id text, http_status integer)
           left join hooks on hooks.id = run.hook_id
           order by run.position`.execute(this.db);
       } catch (error) {

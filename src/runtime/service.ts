@@ -28,6 +28,8 @@ export interface HookInvocation {
   db?: HookDb;
   /** The HTTP request that caused the run, recorded in the run log. */
   requestId?: string;
+  /** A test run from the designer (builder GraphQL `testWebhook`): the run log says so in its trigger. */
+  testRun?: boolean;
 }
 
 export type HookFailureKind = SandboxFailureKind;
@@ -56,8 +58,10 @@ export const ERROR_MESSAGE_MAX_CHARS = 500;
 export const HOOK_STACK_BYTES = 256 * 1024;
 
 /**
- * Runs hook code in the QuickJS sandbox with the granted capabilities and records every run in
- * `hook_runs`. Environment values are read once and kept until the next configuration change.
+ * Runs hook code in the QuickJS sandbox with the granted capabilities, counts every run in
+ * `hook_run_stats` and keeps in `hook_runs` the runs the run log's policy keeps (failures, samples,
+ * the latest of each hook; see HookRunLog). Environment values are read once and kept until the
+ * next configuration change.
  */
 export class HookRuntime {
   private readonly sandbox: SandboxPool;
@@ -72,7 +76,7 @@ export class HookRuntime {
     const { config } = ctx;
     this.egress = new EgressPolicy(config.hookEgressAllow);
     this.sandbox = new SandboxPool({ cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES }, { ...DEFAULT_WORKERS, maxWorkers: config.hookWorkers });
-    this.runLog = new HookRunLog(ctx.db, ctx.logger);
+    this.runLog = new HookRunLog(ctx.db, ctx.logger, { samplesPerMinute: config.runLogSamplesPerMinute, periodMs: config.runStatsPeriodMs });
     this.environment = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
   }
 
@@ -89,7 +93,7 @@ export class HookRuntime {
    * Runs one hook: `async function (instance) { ... }` called with a copy of `instance`. Never
    * throws: failures come back as `{ ok: false, error }` with a message that is the thrown
    * error's message only (no stack), at most 500 characters, environment values redacted.
-   * Records a `hook_runs` row without waiting for it (see `flushRunLog`).
+   * Records the run in the run log without waiting for it (see `flushRunLog`).
    *
    * @example await runtime.run({ hook, trigger: 'webHook', instance: body, headers })
    */
@@ -123,7 +127,8 @@ export class HookRuntime {
       ? { ok: true, value: outcome.value, instance: outcome.instance, durationMs, ...(outcome.response ? { response: outcome.response } : {}) }
       : { ok: false, error: { kind: outcome.kind, message: safeError(outcome.message, secrets) }, durationMs };
     const record = runRecord(invocation, startedAt, result, consoleLines.map((line) => redact(line, secrets)), (text) => redact(text, secrets));
-    this.runLog.record({ ...record, queuedMs });
+    // A designer's test run is kept whatever the sample: the designer is waiting to read it.
+    this.runLog.record({ ...record, queuedMs }, invocation.testRun === true);
     const { metrics } = this.ctx;
     metrics.hookRuns.inc({ type: invocation.hook.type, outcome: record.outcome });
     metrics.hookDuration.observe({ type: invocation.hook.type }, durationMs / 1000);
@@ -131,14 +136,14 @@ export class HookRuntime {
     return result;
   }
 
-  /** Resolves when every run recorded so far is stored. */
+  /** Resolves when every run recorded so far is stored or counted (the current period's counts included). */
   flushRunLog(): Promise<void> {
     return this.runLog.flush();
   }
 
   /** Stores the runs recorded so far and releases the idle sandbox contexts. */
   async close(): Promise<void> {
-    await this.runLog.flush();
+    await this.runLog.close();
     this.sandbox.close();
   }
 
@@ -187,14 +192,33 @@ function safeError(message: string, secrets: readonly string[]): string {
   return redact(message.slice(0, ERROR_MESSAGE_MAX_CHARS + longest), secrets).slice(0, ERROR_MESSAGE_MAX_CHARS);
 }
 
+/** The run log's trigger of a designer's test run. */
+export const TEST_RUN_TRIGGER = 'webHook (test run)';
+
+/**
+ * The HTTP status a webhook's caller gets for this result: what respond() chose, 204 for no return
+ * value, 200 for one, and 500 when the code failed (HOOK_FAILED).
+ */
+export function webhookStatus(result: HookResult): number {
+  if (!result.ok) return 500;
+  return result.response?.status ?? (result.value === undefined ? 204 : 200);
+}
+
+function outcomeOf(result: HookResult, httpStatus: number | null): HookRunRecord['outcome'] {
+  if (!result.ok) return result.error.kind === 'timeout' || result.error.kind === 'memory' ? result.error.kind : 'error';
+  return httpStatus !== null && httpStatus >= 400 ? 'refused' : 'ok';
+}
+
 function runRecord(invocation: HookInvocation, startedAt: Date, result: HookResult, console: string[], redactText: (text: string) => string): HookRunRecord {
+  const httpStatus = invocation.trigger === 'webHook' ? webhookStatus(result) : null;
   return {
     hookId: invocation.hook._id,
     hookName: invocation.hook.name,
-    trigger: invocation.trigger,
+    trigger: invocation.testRun ? TEST_RUN_TRIGGER : invocation.trigger,
     startedAt,
     durationMs: result.durationMs,
-    outcome: result.ok ? 'ok' : result.error.kind === 'timeout' || result.error.kind === 'memory' ? result.error.kind : 'error',
+    outcome: outcomeOf(result, httpStatus),
+    httpStatus,
     console,
     error: result.ok ? null : result.error.message,
     input: runDetail(invocation.instance, redactText),

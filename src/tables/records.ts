@@ -97,12 +97,24 @@ interface SaveContext extends SaveHooks {
   user: HookUser | null;
 }
 
-interface WriteOptions {
+/**
+ * How a caller's write runs. `scratch`: checked in full (fields, access rules, beforeSave hooks and
+ * their `db` writes, references, unique values), then rolled back; the answer is the record as it
+ * would have been, nothing is stored and no afterSave hook runs (docs/decisions.md, D37).
+ */
+export interface WriteMode {
+  scratch?: boolean | undefined;
+}
+
+interface WriteOptions extends WriteMode {
   /** The executor to write with: a hook's writes join the save's transaction. */
   db?: Db;
   /** False for writes made by hook code, so hooks never trigger hooks. */
   runHooks: boolean;
 }
+
+/** Thrown inside a scratch write's transaction to roll it back once its result is known. */
+const SCRATCH_ROLLBACK = Symbol('scratch rollback');
 
 const NO_HOOKS: SaveContext = { beforeSave: [], afterSave: [], beforeSaveWrites: false, user: null };
 /** Reads and hook runs of an update whose record kept changing meanwhile, before it gives up. */
@@ -174,22 +186,23 @@ export class RecordService {
    * the field (type, required, unknown field, unknown referenced id, or a beforeSave hook's
    * rejection), CONFLICT naming a unique field, NOT_FOUND for an unknown table.
    */
-  create(principal: Principal, tableName: string, data: unknown): Promise<RecordOutput> {
-    return this.createRecord(principal, tableName, data, { runHooks: true });
+  create(principal: Principal, tableName: string, data: unknown, mode: WriteMode = {}): Promise<RecordOutput> {
+    return this.createRecord(principal, tableName, data, { runHooks: true, scratch: mode.scratch });
   }
 
   /** Changes the given fields of a record (a partial update); `null` clears an optional field. */
-  update(principal: Principal, tableName: string, recordId: string, data: unknown): Promise<RecordOutput> {
-    return this.updateRecord(principal, tableName, recordId, data, { runHooks: true });
+  update(principal: Principal, tableName: string, recordId: string, data: unknown, mode: WriteMode = {}): Promise<RecordOutput> {
+    return this.updateRecord(principal, tableName, recordId, data, { runHooks: true, scratch: mode.scratch });
   }
 
   /** Deletes a record; CONFLICT while another record's reference field points at it. */
-  async delete(principal: Principal, tableName: string, recordId: string, db: Db = this.ctx.db): Promise<boolean> {
+  async delete(principal: Principal, tableName: string, recordId: string, { db = this.ctx.db, scratch }: WriteMode & { db?: Db } = {}): Promise<boolean> {
     requireRecordAccess(principal);
     const id = parseInput(idSchema, recordId);
     const table = await this.table(db, tableName);
     const scope = await this.scope(principal, table, 'delete');
-    const result = await sql<{ _id: string }>`delete from ${sql.table(table.sqlName)} where ${within(sql`_id = ${id}`, scope)} returning _id`.execute(db);
+    const remove = (executor: Db) => sql<{ _id: string }>`delete from ${sql.table(table.sqlName)} where ${within(sql`_id = ${id}`, scope)} returning _id`.execute(executor);
+    const result = scratch ? await rolledBack(db, remove) : await remove(db);
     if (!result.rows.length) throw await this.unreachable(principal, db, table, id, 'delete');
     return true;
   }
@@ -206,7 +219,7 @@ export class RecordService {
       get: (table, id) => this.get(principal, table, id, db),
       create: (table, data) => this.createRecord(principal, table, data, { db, runHooks: false }),
       update: (table, id, data) => this.updateRecord(principal, table, id, data, { db, runHooks: false }),
-      delete: (table, id) => this.delete(principal, table, id, db),
+      delete: (table, id) => this.delete(principal, table, id, { db }),
     };
   }
 
@@ -219,12 +232,13 @@ export class RecordService {
     const hooks = options.runHooks ? await this.saveContext(principal, table.id) : NO_HOOKS;
     const atomic = hooks.beforeSaveWrites || hasReferences(table, values);
     const generation = this.generation;
-    const created = await this.inTransaction(options.db, atomic, async (trx) => {
+    const created = await this.inTransaction(options, atomic, async (trx) => {
       const id = newId();
       const final = await this.beforeSave(principal, table, hooks, { _id: id, ...values }, trx);
       await assertReferencesExist(trx, table, final);
       return insertRecord(trx, table, id, final, principal.userId, scope);
     });
+    if (options.scratch) return withoutHidden(created.record, scope.hidden);
     if (updatesUnlocked(table, hooks)) this.versions.set(generation, table.id, created);
     this.afterSave(principal, hooks, created.record);
     return withoutHidden(created.record, scope.hidden);
@@ -245,13 +259,13 @@ export class RecordService {
     const changes = validateRecordData(table, data, 'update');
     assertWritable(changes, scope);
     const hooks = options.runHooks ? await this.saveContext(principal, table.id) : NO_HOOKS;
-    if (updatesUnlocked(table, hooks)) {
+    if (!options.scratch && updatesUnlocked(table, hooks)) {
       const record = await this.updateUnlocked(principal, table, id, changes, hooks, scope);
       this.afterSave(principal, hooks, record);
       return withoutHidden(record, scope.hidden);
     }
     const atomic = hooks.beforeSave.length > 0 || hasReferences(table, changes);
-    const record = await this.inTransaction(options.db, atomic, async (trx) => {
+    const record = await this.inTransaction(options, atomic, async (trx) => {
       let final = changes;
       if (hooks.beforeSave.length) {
         const existing = await selectRecord(trx, table, id, true, scope);
@@ -263,7 +277,7 @@ export class RecordService {
       if (!updated) throw await this.unreachable(principal, trx, table, id, 'update');
       return updated.record;
     });
-    this.afterSave(principal, hooks, record);
+    if (!options.scratch) this.afterSave(principal, hooks, record);
     return withoutHidden(record, scope.hidden);
   }
 
@@ -305,9 +319,11 @@ export class RecordService {
   /**
    * Runs a write's statements in one transaction (joining `db` when it is one). A write of one
    * statement (no beforeSave hook, no reference to check) needs none: the statement is atomic.
+   * A scratch write always has one, rolled back at the end.
    */
-  private inTransaction<T>(db: Db | undefined, atomic: boolean, work: (trx: Db) => Promise<T>): Promise<T> {
+  private inTransaction<T>({ db, scratch }: WriteOptions, atomic: boolean, work: (trx: Db) => Promise<T>): Promise<T> {
     const executor = db ?? this.ctx.db;
+    if (scratch) return rolledBack(executor, work);
     if (!atomic || executor.isTransaction) return work(executor);
     return executor.transaction().execute(work);
   }
@@ -593,6 +609,20 @@ function uniqueViolationField(table: RecordTable, error: unknown): RecordField |
   const column = typeof pg.detail === 'string' ? /^Key \("?(.+?)"?\)=/.exec(pg.detail)?.[1] : undefined;
   const constraint = typeof pg.constraint === 'string' ? pg.constraint : '';
   return table.fields.find((field) => field.unique && (field.name === column || constraint.endsWith(`_${field.name}_key`)));
+}
+
+/** Runs `work` in a transaction of its own and rolls it back: its result, nothing stored. */
+async function rolledBack<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
+  let result: { value: T } | undefined;
+  try {
+    await db.transaction().execute(async (trx) => {
+      result = { value: await work(trx) };
+      throw SCRATCH_ROLLBACK;
+    });
+  } catch (error) {
+    if (error !== SCRATCH_ROLLBACK || !result) throw error;
+  }
+  return result!.value;
 }
 
 /** Whether updates of `table` run its beforeSave hooks without a transaction (RecordService.updateUnlocked). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readsLike } from '../platform/names.js';
+import { readableName, readsLike } from '../platform/names.js';
 import { confirmTrue, idSchema, identifierSchema, recordRef } from '../platform/validation.js';
 import { roleTableAccessInput, tableAccessInput } from './access-schema.js';
 
@@ -21,6 +21,8 @@ const flag = z
   .boolean()
   .nullish()
   .transform((value) => value ?? false);
+/** What people read for a field (a form's label, a column's header); empty: the field's name. */
+const fieldLabel = readableName(100, { min: 0 }).describe("What people read for the field, e.g. 'Due date' for dueDate; empty: the name");
 
 /**
  * A field of a table. `referenceTableId` is the `_id` (or the name) of an existing table; in
@@ -35,7 +37,7 @@ export const RESERVED_FIELD_NAMES: ReadonlySet<string> = new Set(
   ['oid', 'tableoid', 'xmin', 'xmax', 'cmin', 'cmax', 'ctid', ...Object.getOwnPropertyNames(Object.prototype)].map((name) => name.toLowerCase()),
 );
 
-const fieldName = identifierSchema.refine((name) => !RESERVED_FIELD_NAMES.has(name.toLowerCase()), {
+export const fieldName = identifierSchema.refine((name) => !RESERVED_FIELD_NAMES.has(name.toLowerCase()), {
   message: 'is a reserved name (a PostgreSQL system column or a property every JavaScript object has): choose another',
 });
 
@@ -46,6 +48,7 @@ export const fieldInput = z
     required: flag,
     unique: flag,
     referenceTableId: idSchema.nullish().describe("reference and multi-reference only: the referenced table's _id or name (in create_table, the new table's own name for a self-reference)"),
+    label: fieldLabel.nullish().transform((value) => value ?? ''),
     description,
   })
   .superRefine((field, ctx) => {
@@ -111,11 +114,39 @@ export const addTableFieldInput = z.object({
   field: fieldInput,
 });
 
-export const updateTableFieldInput = z.object({
+/**
+ * `updateTableField`: what is given changes, the rest stays. A new `type` converts the stored values
+ * (see `fieldConversion`); `referenceTableId` goes with a reference type.
+ */
+export const updateTableFieldInput = z
+  .object({
+    tableId: recordRef('table'),
+    field: idSchema.describe("The field's _id or name"),
+    name: fieldName.optional().describe('A new name; the records keep their values'),
+    label: fieldLabel.optional(),
+    description: z.string().max(1000, 'must be at most 1000 characters').optional(),
+    type: z.enum(FIELD_TYPES, { message: `must be one of ${FIELD_TYPES.join(', ')}` }).optional(),
+    referenceTableId: idSchema.optional().describe("reference and multi-reference only: the referenced table's _id or name"),
+    required: z.boolean().optional(),
+    unique: z.boolean().optional(),
+  })
+  .superRefine((change, ctx) => {
+    if (change.referenceTableId && change.type && !REFERENCE_FIELD_TYPES.has(change.type)) {
+      ctx.addIssue({ code: 'custom', path: ['referenceTableId'], message: 'is only allowed on reference and multi-reference fields' });
+    }
+  });
+
+/** `deleteTableField`: drops the field's column and its values in every record. */
+export const deleteTableFieldInput = z.object({
   tableId: recordRef('table'),
-  /** The field's _id or name. */
-  field: idSchema,
-  description: z.string().max(1000, 'must be at most 1000 characters'),
+  field: idSchema.describe("The field's _id or name"),
+  confirm: confirmTrue,
+});
+
+/** `fieldUsage`: what names a table's field (or, without `field`, the table). */
+export const fieldUsageInput = z.object({
+  tableId: recordRef('table'),
+  field: idSchema.optional().describe("The field's _id or name; without it, uses of the table"),
 });
 
 export const deleteTableInput = z.object({
@@ -132,3 +163,5 @@ export const tableRefInput = z.object({ _id: recordRef('table') });
 
 export type DeleteTableInput = z.input<typeof deleteTableInput>;
 export type UpdateTableFieldInput = z.input<typeof updateTableFieldInput>;
+export type DeleteTableFieldInput = z.input<typeof deleteTableFieldInput>;
+export type FieldUsageInput = z.input<typeof fieldUsageInput>;

@@ -11,29 +11,38 @@ import type { Row } from '../platform/db/types.js';
 import { TrellisError, badInput, conflict, notFound } from '../platform/errors.js';
 import { idSchema, parseInput } from '../platform/validation.js';
 import { assertDistinctName } from '../platform/names.js';
-import { loadTableAccess, writeCreatorAccess, writeTableAccess, type TableAccess } from './table-access.js';
+import { loadTableAccess, removeFieldFromRules, writeCreatorAccess, writeTableAccess, type TableAccess } from './table-access.js';
 import {
   addRecordColumn,
+  countRecords,
   createRecordTable,
+  dropRecordColumn,
   dropRecordTable,
   generateSqlName,
   lockRecordTable,
   recordTableHasRows,
   type ColumnSpec,
 } from './ddl.js';
+import type { FeatureSchema } from '../features/graphql-documents.js';
+import { applyFieldChange, type FieldChange } from './field-changes.js';
+import { findTableUses, type FieldUse } from './field-usage.js';
 import {
   MAX_TABLE_FIELDS,
   REFERENCE_FIELD_TYPES,
   addTableFieldInput,
   createTableInput,
+  deleteTableFieldInput,
   deleteTableInput,
+  fieldUsageInput,
   setTableAccessInput,
   updateTableFieldInput,
   updateTableInput,
   type AddTableFieldInput,
   type CreateTableInput,
+  type DeleteTableFieldInput,
   type DeleteTableInput,
   type FieldType,
+  type FieldUsageInput,
   type SetTableAccessInput,
   type ParsedField,
   type UpdateTableFieldInput,
@@ -47,6 +56,8 @@ export interface Field {
   required: boolean;
   unique: boolean;
   referenceTableId: string | null;
+  /** What people read for the field; empty: its name. */
+  label: string;
   description: string;
 }
 
@@ -93,8 +104,14 @@ interface PendingTable {
   sqlName: string;
 }
 
+export type { FieldUse } from './field-usage.js';
+
 export class TableService {
-  constructor(private readonly ctx: PlatformContext) {}
+  /** `featureSchema`: what features' GraphQL documents are read against when looking for uses of a field. */
+  constructor(
+    private readonly ctx: PlatformContext,
+    private readonly featureSchema: () => Promise<FeatureSchema>,
+  ) {}
 
   async listTables(principal: Principal): Promise<Table[]> {
     requirePermission(principal, 'config:read');
@@ -248,27 +265,101 @@ export class TableService {
     });
   }
 
-  /** Changes a field's description (its metadata); the field is named by _id or name. */
+  /**
+   * Changes a field, named by `_id` or name: what is given changes, the rest stays. A rename keeps
+   * the values and follows in the roles' rules; a new type converts every stored value or changes
+   * nothing (see `fieldConversion`); required and unique are checked against the records. The
+   * column, the metadata, the rules and the audit entry change in one transaction.
+   *
+   * @throws BAD_INPUT for a name taken or values that do not convert, CONFLICT for a required field
+   * with empty records, a unique one with repeated values, or a rule's filter that no longer fits.
+   */
   async updateTableField(principal: Principal, input: UpdateTableFieldInput): Promise<Table> {
     const data = parseInput(updateTableFieldInput, input);
     requirePermission(principal, 'tables:write');
     return writeTransaction(this.ctx, async (trx) => {
       const table = await lockTable(trx, data.tableId);
-      const fields = await trx.selectFrom('app_fields').select(['id', 'name']).where('table_id', '=', table.id).execute();
-      const field = fields.find((f) => f.id === data.field) ?? fields.find((f) => f.name.toLowerCase() === data.field.toLowerCase());
-      if (!field) {
-        throw new TrellisError('NOT_FOUND', `Table '${table.name}' has no field '${data.field}'`, { resource: 'Field', _id: data.field, fields: fields.map((f) => f.name) });
+      const fields = await trx.selectFrom('app_fields').selectAll().where('table_id', '=', table.id).orderBy('position').execute();
+      const field = findField(table, fields, data.field);
+      const type = data.type ?? (field.type as FieldType);
+      if (!REFERENCE_FIELD_TYPES.has(type) && data.referenceTableId) {
+        throw badInput('referenceTableId: is only allowed on reference and multi-reference fields', { field: 'referenceTableId' });
       }
-      await trx.updateTable('app_fields').set({ description: data.description }).where('id', '=', field.id).execute();
+      const referenceRef = REFERENCE_FIELD_TYPES.has(type) ? (data.referenceTableId ?? field.reference_table_id) : undefined;
+      if (REFERENCE_FIELD_TYPES.has(type) && !referenceRef) throw badInput(`referenceTableId: is required for ${type} fields`, { field: 'referenceTableId' });
+      const reference = referenceRef ? await resolveReference(trx, referenceRef, 'referenceTableId') : undefined;
+      const change: FieldChange = {
+        name: data.name,
+        label: data.label,
+        description: data.description,
+        type: data.type,
+        reference,
+        required: data.required,
+        unique: data.unique,
+      };
+      const changes = await applyFieldChange(trx, principal, table, fields, field, change, !principal.dataRoles?.length);
+      if (!Object.keys(changes).length) return toTable({ table, fields });
       await trx.updateTable('app_tables').set({ updated_at: new Date() }).where('id', '=', table.id).execute();
       await recordAudit(trx, principal, {
         action: 'table.field.update',
         resourceType: 'table',
         resourceId: table.id,
-        details: { name: table.name, field: field.name, descriptionChanged: true },
+        details: { name: table.name, field: data.name ?? field.name, fieldId: field.id, changes: auditedChanges(changes) },
       });
       return toTable((await loadTableSchema(trx, table.id, 'id'))!);
     });
+  }
+
+  /**
+   * Deletes a field: its column and its value in every record (config:delete, confirm: true). The
+   * roles' hidden and read-only lists drop it; a rule whose filter names it refuses the deletion.
+   */
+  async deleteTableField(principal: Principal, input: DeleteTableFieldInput): Promise<Table> {
+    const data = parseInput(deleteTableFieldInput, input);
+    requirePermission(principal, 'config:delete');
+    return writeTransaction(this.ctx, async (trx) => {
+      const table = await lockTable(trx, data.tableId);
+      const fields = await trx.selectFrom('app_fields').selectAll().where('table_id', '=', table.id).execute();
+      const field = findField(table, fields, data.field);
+      await removeFieldFromRules(trx, principal, { id: table.id, name: table.name }, field.name);
+      await lockRecordTable(trx, table.sql_name);
+      const values = await countRecords(trx, table.sql_name, field.name);
+      await dropRecordColumn(trx, table.sql_name, field.name);
+      await trx.deleteFrom('app_fields').where('id', '=', field.id).execute();
+      await trx.updateTable('app_tables').set({ updated_at: new Date() }).where('id', '=', table.id).execute();
+      await recordAudit(trx, principal, {
+        action: 'table.field.delete',
+        resourceType: 'table',
+        resourceId: table.id,
+        details: { name: table.name, field: { name: field.name, type: field.type, required: field.required, unique: field.unique }, valuesDeleted: values },
+      });
+      return toTable((await loadTableSchema(trx, table.id, 'id'))!);
+    });
+  }
+
+  /**
+   * How many records the table has or, with `field`, how many hold a value in it: what a deletion
+   * loses. Null for a caller whose role's rules bound the records it reaches (D32): the count would
+   * tell of records it may not read.
+   */
+  async recordCount(principal: Principal, tableId: string, field?: string): Promise<number | null> {
+    requirePermission(principal, 'config:read');
+    if (principal.dataRoles?.length) return null;
+    const table = await findTable(this.ctx.db, tableId);
+    const column = field === undefined ? undefined : (await loadField(this.ctx.db, table, field)).name;
+    return countRecords(this.ctx.db, table.sql_name, column);
+  }
+
+  /**
+   * Features, hooks and roles' rules that use a field (or, without `field`, the table), read from
+   * their code and rules: what a change or a deletion may break. A best-effort static reading.
+   */
+  async fieldUsage(principal: Principal, input: FieldUsageInput): Promise<FieldUse[]> {
+    const data = parseInput(fieldUsageInput, input);
+    requirePermission(principal, 'config:read');
+    const table = await findTable(this.ctx.db, data.tableId);
+    const field = data.field === undefined ? undefined : (await loadField(this.ctx.db, table, data.field)).name;
+    return findTableUses(this.ctx.db, await this.featureSchema(), { tableId: table.id, tableName: table.name, field });
   }
 
   private async tableWithAccess(db: Db, tableId: string): Promise<Table> {
@@ -342,6 +433,30 @@ async function assertNoRecords(trx: Db, sqlName: string, fieldName: string): Pro
   }
 }
 
+/** The table `tableRef` names (its `_id` or name), read without a lock. */
+async function findTable(db: Db, tableRef: string): Promise<Row<'app_tables'>> {
+  const tableId = await resolveNamedRecord(db, 'app_tables', parseInput(idSchema, tableRef));
+  const table = await db.selectFrom('app_tables').selectAll().where('id', '=', tableId).executeTakeFirst();
+  if (!table) throw notFound('Table', tableId);
+  return table;
+}
+
+/** The field `ref` names: its `_id`, or its name in any letter case. */
+function findField(table: Row<'app_tables'>, fields: readonly Row<'app_fields'>[], ref: string): Row<'app_fields'> {
+  const field = fields.find((f) => f.id === ref) ?? fields.find((f) => f.name.toLowerCase() === ref.toLowerCase());
+  if (field) return field;
+  throw new TrellisError('NOT_FOUND', `Table '${table.name}' has no field '${ref}'`, { resource: 'Field', _id: ref, fields: fields.map((f) => f.name) });
+}
+
+async function loadField(db: Db, table: Row<'app_tables'>, ref: string): Promise<Row<'app_fields'>> {
+  return findField(table, await db.selectFrom('app_fields').selectAll().where('table_id', '=', table.id).execute(), ref);
+}
+
+/** Changed properties for the audit trail; texts people write (label, description) only as changed. */
+function auditedChanges(changes: Record<string, { from: unknown; to: unknown }>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(changes).map(([key, change]) => [key, key === 'label' || key === 'description' ? { changed: true } : change]));
+}
+
 /** The table `tableRef` names (its `_id` or name), locked for this transaction. */
 async function lockTable(trx: Db, tableRef: string): Promise<Row<'app_tables'>> {
   const tableId = await resolveNamedRecord(trx, 'app_tables', tableRef);
@@ -384,6 +499,7 @@ function fieldRow(tableId: string, field: ResolvedField, position: number) {
     required: field.spec.required,
     unique: field.spec.unique,
     reference_table_id: field.referenceTableId,
+    label: field.spec.label,
     description: field.spec.description,
     position,
   };
@@ -395,6 +511,7 @@ function auditField(field: ResolvedField) {
     type: field.spec.type,
     required: field.spec.required,
     unique: field.spec.unique,
+    ...(field.spec.label ? { label: field.spec.label } : {}),
     ...(field.referenceTableId ? { referenceTableId: field.referenceTableId } : {}),
   };
 }
@@ -407,6 +524,7 @@ function toField(row: Row<'app_fields'>): Field {
     required: row.required,
     unique: row.unique,
     referenceTableId: row.reference_table_id,
+    label: row.label,
     description: row.description,
   };
 }

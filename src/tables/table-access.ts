@@ -2,10 +2,11 @@ import type { Principal } from '../access/permissions.js';
 import { rolePermissions } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
 import type { Db } from '../platform/db/index.js';
-import { badInput } from '../platform/errors.js';
+import { badInput, conflict } from '../platform/errors.js';
 import { resolveNamedRecord } from '../platform/references.js';
 import { assertRulesFitTable, storedRules } from './access-rules.js';
-import { FULL_ACCESS, NO_ACCESS, type AccessLevel, type DataGrant, type DataGrantReport, type DataNeed, type ParsedRoleTableAccess, type TableAccessRules } from './access-schema.js';
+import { ACCESS_ACTIONS, FULL_ACCESS, NO_ACCESS, type AccessAction, type AccessLevel, type DataGrant, type DataGrantReport, type DataNeed, type ParsedRoleTableAccess, type TableAccessRules } from './access-schema.js';
+import { isPlainObject } from './record-schema.js';
 import { loadRecordTables } from './records.js';
 
 /** One non-admin role's rules on a table, as builder GraphQL and MCP show them. */
@@ -168,4 +169,126 @@ export async function missingAccess(db: Db, roleIds: readonly string[], needs: r
 async function currentRules(db: Db, tableId: string, roleId: string): Promise<TableAccessRules> {
   const row = await db.selectFrom('table_access').select('rules').where('table_id', '=', tableId).where('role_id', '=', roleId).executeTakeFirst();
   return row ? storedRules(row.rules) : NO_ACCESS;
+}
+
+/** How one role's rules on a table name a field: in its lists, and in the FILTER of which actions. */
+export interface FieldInRules {
+  roleId: string;
+  roleName: string;
+  hidden: boolean;
+  readOnly: boolean;
+  filters: AccessAction[];
+}
+
+/** Every role whose rules on the table name `field`. */
+export async function fieldInRules(db: Db, tableId: string, field: string): Promise<FieldInRules[]> {
+  return (await writtenRules(db, tableId)).flatMap(({ roleId, roleName, rules }) => {
+    const found = {
+      roleId,
+      roleName,
+      hidden: rules.hiddenFields.includes(field),
+      readOnly: rules.readOnlyFields.includes(field),
+      filters: ACCESS_ACTIONS.filter((action) => rules[action].level === 'FILTER' && filterNames(rules[action].filter, field)),
+    };
+    return found.hidden || found.readOnly || found.filters.length ? [found] : [];
+  });
+}
+
+/**
+ * Follows a field's rename in every role's rules on the table, in the caller's transaction: the
+ * hidden and read-only lists and the field names of FILTER conditions. Each changed role is audited.
+ */
+export async function renameFieldInRules(trx: Db, principal: Principal, table: { id: string; name: string }, from: string, to: string): Promise<void> {
+  for (const { roleId, roleName, rules } of await writtenRules(trx, table.id)) {
+    const rename = (name: string) => (name === from ? to : name);
+    const next: TableAccessRules = {
+      ...rules,
+      hiddenFields: rules.hiddenFields.map(rename),
+      readOnlyFields: rules.readOnlyFields.map(rename),
+    };
+    for (const action of ACCESS_ACTIONS) {
+      const rule = rules[action];
+      if (rule.level === 'FILTER') next[action] = { level: 'FILTER', filter: renameInFilter(rule.filter, from, to) as Record<string, unknown> };
+    }
+    if (JSON.stringify(next) === JSON.stringify(rules)) continue;
+    await upsertRules(trx, table.id, roleId, next);
+    await auditRules(trx, principal, table, { id: roleId, name: roleName }, next, `field '${from}' renamed to '${to}'`);
+  }
+}
+
+/**
+ * Takes a deleted field out of every role's hidden and read-only lists, in the caller's
+ * transaction (audited). A FILTER that names it cannot be kept without changing what it matches.
+ *
+ * @throws CONFLICT naming the role and the action while a rule's filter names the field.
+ */
+export async function removeFieldFromRules(trx: Db, principal: Principal, table: { id: string; name: string }, field: string): Promise<void> {
+  const uses = await fieldInRules(trx, table.id, field);
+  const filtering = uses.find((use) => use.filters.length);
+  if (filtering) {
+    throw conflict(`The ${filtering.filters[0]} rule of role '${filtering.roleName}' on '${table.name}' filters on '${field}': change that rule first`, {
+      field: 'field',
+      role: filtering.roleName,
+      action: filtering.filters[0],
+    });
+  }
+  for (const { roleId, roleName, rules } of await writtenRules(trx, table.id)) {
+    if (!rules.hiddenFields.includes(field) && !rules.readOnlyFields.includes(field)) continue;
+    const next = { ...rules, hiddenFields: rules.hiddenFields.filter((name) => name !== field), readOnlyFields: rules.readOnlyFields.filter((name) => name !== field) };
+    await upsertRules(trx, table.id, roleId, next);
+    await auditRules(trx, principal, table, { id: roleId, name: roleName }, next, `field '${field}' deleted`);
+  }
+}
+
+/**
+ * After a field changed type: every role's FILTER on the table still fits it (an operator the new
+ * type takes, a value of the new type).
+ *
+ * @throws CONFLICT naming the role, the action and what no longer fits.
+ */
+export async function assertRulesFitChangedTable(trx: Db, tableId: string): Promise<void> {
+  const table = (await loadRecordTables(trx)).find((candidate) => candidate.id === tableId)!;
+  for (const { roleName, rules } of await writtenRules(trx, tableId)) {
+    try {
+      assertRulesFitTable(table, rules, 'rule');
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw conflict(`A data-access rule of role '${roleName}' on '${table.name}' no longer fits the field: ${reason}; change that rule first`, { field: 'type', role: roleName });
+    }
+  }
+}
+
+async function writtenRules(db: Db, tableId: string): Promise<{ roleId: string; roleName: string; rules: TableAccessRules }[]> {
+  const rows = await db
+    .selectFrom('table_access as a')
+    .innerJoin('roles as r', 'r.id', 'a.role_id')
+    .select(['a.role_id', 'r.name', 'a.rules'])
+    .where('a.table_id', '=', tableId)
+    .orderBy('r.name')
+    .execute();
+  return rows.map((row) => ({ roleId: row.role_id, roleName: row.name, rules: storedRules(row.rules) }));
+}
+
+async function auditRules(trx: Db, principal: Principal, table: { id: string; name: string }, role: { id: string; name: string }, rules: TableAccessRules, reason: string): Promise<void> {
+  await recordAudit(trx, principal, {
+    action: 'table.access.set',
+    resourceType: 'table',
+    resourceId: table.id,
+    details: { name: table.name, roleId: role.id, role: role.name, ...levels(rules), hiddenFields: rules.hiddenFields, readOnlyFields: rules.readOnlyFields, reason },
+  });
+}
+
+/** A filter's field names are the keys of its objects; `_and` and `_or` hold lists of filters. */
+function renameInFilter(filter: unknown, from: string, to: string): unknown {
+  if (Array.isArray(filter)) return filter.map((item) => renameInFilter(item, from, to));
+  if (!isPlainObject(filter)) return filter;
+  return Object.fromEntries(
+    Object.entries(filter).map(([key, value]) => (key === '_and' || key === '_or' ? [key, renameInFilter(value, from, to)] : [key === from ? to : key, value])),
+  );
+}
+
+function filterNames(filter: unknown, field: string): boolean {
+  if (Array.isArray(filter)) return filter.some((item) => filterNames(item, field));
+  if (!isPlainObject(filter)) return false;
+  return Object.entries(filter).some(([key, value]) => (key === '_and' || key === '_or' ? filterNames(value, field) : key === field));
 }

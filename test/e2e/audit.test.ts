@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { writeMcpAuditEntry, type McpAuditEntry } from '../../src/audit/mcp-log.js';
-import { startAuditRetention, sweepExpiredAuditEntries } from '../../src/audit/retention.js';
+import { startRetention, sweepExpiredEntries } from '../../src/audit/retention.js';
 import type { PlatformContext } from '../../src/platform/context.js';
 import { runTrellis } from '../helpers/process.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
 
-const ENTRY_FIELDS = '_id at keyId userId tool arguments outcome error durationMs codeSha256 requestId';
+const ENTRY_FIELDS = '_id at keyId keyName keyPrefix userId userEmail tool arguments outcome error durationMs codeSha256 requestId';
 const LIST = `query($tool: String, $keyId: ID, $userId: ID, $outcome: AuditOutcome, $since: DateTime, $until: DateTime, $limit: Int, $before: ID) {
   mcpAuditLogs(tool: $tool, keyId: $keyId, userId: $userId, outcome: $outcome, since: $since, until: $until, limit: $limit, before: $before) {
     items { ${ENTRY_FIELDS} }
@@ -233,6 +233,10 @@ describe(`trellis audit list ${usingPostgres ? 'on the PostgreSQL database' : 't
 });
 
 describe('audit retention', () => {
+  /** The audit's year (the default), and a year for the run log too. */
+  const A_YEAR = { runLogMs: 365 * DAY_MS, runStatsMs: 365 * DAY_MS, auditMs: 365 * DAY_MS };
+  const database = () => server.server.services.ctx.database;
+
   async function insertHookRun(name: string, daysAgo: number) {
     await sql`insert into hook_runs (hook_name, trigger, started_at, duration_ms, outcome, console)
       values (${name}, 'webhook', now() - make_interval(days => ${daysAgo}), 1, 'ok', '[]'::jsonb)`.execute(db());
@@ -242,7 +246,7 @@ describe('audit retention', () => {
     await insertHookRun('ancient', 366);
     await insertHookRun('recent', 364);
     const before = await auditRowCount();
-    expect(await sweepExpiredAuditEntries(db())).toEqual({ mcpAuditLogs: 1, hookRuns: 1 });
+    expect(await sweepExpiredEntries(database(), A_YEAR)).toMatchObject({ mcpAuditLogs: 1, hookRuns: 1 });
     expect(await auditRowCount()).toBe(before - 1);
     const ids = (await db().selectFrom('mcp_audit_logs').select('id').execute()).map((row) => String(row.id));
     expect(ids).not.toContain(oldEntryId);
@@ -252,15 +256,16 @@ describe('audit retention', () => {
   });
 
   it('deletes nothing when nothing has expired', async () => {
-    expect(await sweepExpiredAuditEntries(db())).toEqual({ mcpAuditLogs: 0, hookRuns: 0 });
+    expect(await sweepExpiredEntries(database(), A_YEAR)).toMatchObject({ mcpAuditLogs: 0, hookRuns: 0 });
   });
 
   it('sweeps a minute after the server starts and logs how many entries it deleted', async () => {
     await insertHookRun('expired', 400);
     const info = vi.fn();
-    const ctx = { db: db(), logger: { info, warn: vi.fn() } } as unknown as PlatformContext;
+    const config = { retentionSweepIntervalMs: DAY_MS, runLogRetentionMs: A_YEAR.runLogMs, runStatsRetentionMs: A_YEAR.runStatsMs, auditRetentionMs: A_YEAR.auditMs };
+    const ctx = { db: db(), database: database(), config, logger: { info, warn: vi.fn() } } as unknown as PlatformContext;
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const retention = startAuditRetention(ctx);
+    const retention = startRetention(ctx);
     try {
       vi.advanceTimersByTime(59_000);
       expect(info).not.toHaveBeenCalled();
@@ -268,7 +273,7 @@ describe('audit retention', () => {
     } finally {
       vi.useRealTimers();
     }
-    await vi.waitFor(() => expect(info).toHaveBeenCalledWith({ mcpAuditLogs: 0, hookRuns: 1 }, expect.any(String)));
+    await vi.waitFor(() => expect(info).toHaveBeenCalledWith(expect.objectContaining({ mcpAuditLogs: 0, hookRuns: 1 }), 'retention sweep deleted expired entries'));
     retention.stop();
     expect(await db().selectFrom('hook_runs').select('hook_name').execute()).toEqual([{ hook_name: 'recent' }]);
   });

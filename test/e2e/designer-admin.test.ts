@@ -352,6 +352,19 @@ describe('the designer, administration sections', () => {
     await row.waitFor();
     expect(await page.getByRole('row').count()).toBe(2);
     expect(await row.textContent()).toContain(OWNER.email);
+    // The key by its name and visible prefix (the one the MCP keys test created), not its internal id.
+    const keyCell = (await row.getByRole('cell').nth(3).textContent())!;
+    expect(keyCell).toMatch(/^Claude Code trellis_[A-Za-z0-9_-]{4}…$/);
+    // Filtered by that prefix, and by a key that made no such call.
+    await page.getByLabel('Key', { exact: true }).fill(keyCell.split(' ').at(-1)!.replace('…', ''));
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByLabel('Key', { exact: true }).fill(`${OWNER.email} key`);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No calls match.').waitFor();
+    await page.getByLabel('Key', { exact: true }).fill('claude code');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await row.waitFor();
+    expect(await page.getByRole('row').count()).toBe(2);
     await row.getByRole('button', { name: 'Show arguments' }).click();
     const details = page.locator('pre').filter({ hasText: '"_id": "orders"' });
     await details.waitFor();

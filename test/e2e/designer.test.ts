@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
+import { DESKTOP, PHONE, clickAfterScroll, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
@@ -206,7 +206,7 @@ describe('the designer', () => {
     expect((await gqlData(owner, '{ feature(_id: "order-list") { version customCode } }')).feature.customCode).toContain('New page');
     await page.getByRole('button', { name: 'Restore version 2' }).click();
     await page.getByRole('row', { name: /^4 draft/ }).waitFor();
-    await page.getByRole('button', { name: 'Publish' }).click();
+    await clickAfterScroll(page.getByRole('button', { name: 'Publish' }));
     await page.getByText('published v5').first().waitFor();
     const stored = (await gqlData(owner, '{ feature(_id: "order-list") { status publishedVersion customCode } }')).feature;
     expect(stored).toEqual({ status: 'published', publishedVersion: 5, customCode: ORDERS_PAGE });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
+import { GRAPHQL_ACCEPT, gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
 
 /** Fragments that each spread the previous one twice: 2^n spreads from a document of n lines. */
 function doublingFragments(n: number, root = '__typename'): string {
@@ -30,7 +30,7 @@ describe('GraphQL documents built to exhaust the server', () => {
     })();
     const response = await fetch(`${server.url}/graphql`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, accept: GRAPHQL_ACCEPT },
       body: JSON.stringify({ query }),
     });
     const body = (await response.json()) as Timed['body'];

@@ -23,7 +23,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
   const port = (slow.address() as AddressInfo).port;
-  server = await startTestServer({ TRELLIS_HOOK_EGRESS_ALLOW: `127.0.0.1:${port}`, TRELLIS_HOOK_WORKERS: String(WORKERS), TRELLIS_WEBHOOK_RATE_LIMIT: '100000' });
+  server = await startTestServer({ TRELLIS_HOOK_EGRESS_ALLOW: `127.0.0.1:${port}`, TRELLIS_HOOK_WORKERS: String(WORKERS), TRELLIS_WEBHOOK_RATE_LIMIT: '100000', TRELLIS_RUN_LOG_SAMPLES_PER_MINUTE: '100000' });
   const owner = graphqlClient(server.url, await login(server.url));
   await gqlData(owner, 'mutation($c: String!) { createHook(name: "flood", type: "webHook", content: $c) { _id } }', {
     c: `async function (body) { const r = await fetch('http://127.0.0.1:${port}/hold'); return r.json(); }`,

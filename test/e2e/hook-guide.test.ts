@@ -55,18 +55,40 @@ describe('hooks that agents can write without guessing', () => {
     expect(saved.createOrders.title).toBe('trimmed');
   });
 
-  it('runs the webHook example: a Stripe-style signature over the raw body', async () => {
-    await gqlData(gql, 'mutation($c: String!) { createHook(name: "pay-confirm", type: "webHook", content: $c) { _id } }', { c: example('webHook') });
-    const order = (await gqlData(gql, 'mutation { createOrders(data: { title: "to pay", amount: 12.5 }) { _id } }')).createOrders._id;
-    const body = `{"orderId":"${order}","amount":12.50}`;
-    const t = '1764050000';
-    const v1 = createHmac('sha256', 'pay_secret-value-1234').update(`${t}.${body}`).digest('hex');
-    const paid = await fetch(`${server.url}/api/webhook/pay-confirm`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${v1}` }, body });
-    expect(paid.status).toBe(200);
-    expect(await paid.json()).toEqual({ ok: true });
-    const forged = await fetch(`${server.url}/api/webhook/pay-confirm`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=00` }, body });
-    expect(forged.status).toBe(401);
-    expect((await gqlData(gql, 'query($id: ID!) { getOrders(Id: $id) { paid } }', { id: order })).getOrders.paid).toBe(true);
+  describe('the webHook example: a Stripe-style signature over the raw body', () => {
+    let order: string;
+    const body = () => `{"orderId":"${order}","amount":12.50}`;
+    /** Calls the example as Stripe would, signed at `t` (seconds) with `secret`. */
+    const call = (t: number | string, secret = 'pay_secret-value-1234') => {
+      const v1 = createHmac('sha256', secret).update(`${t}.${body()}`).digest('hex');
+      return fetch(`${server.url}/api/webhook/pay-confirm`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': `t=${t},v1=${v1}` }, body: body() });
+    };
+    const paid = async () => (await gqlData(gql, 'query($id: ID!) { getOrders(Id: $id) { paid } }', { id: order })).getOrders.paid;
+    const now = () => Math.floor(Date.now() / 1000);
+
+    beforeAll(async () => {
+      await gqlData(gql, 'mutation($c: String!) { createHook(name: "pay-confirm", type: "webHook", content: $c) { _id } }', { c: example('webHook') });
+      order = (await gqlData(gql, 'mutation { createOrders(data: { title: "to pay", amount: 12.5 }) { _id } }')).createOrders._id;
+    });
+
+    it.each([
+      ['a forged signature', () => call(now(), 'not-the-secret'), 'bad signature'],
+      ['a signature of six minutes ago (a replay past the 5-minute tolerance)', () => call(now() - 360), 'signature too old'],
+      ['a signature six minutes ahead', () => call(now() + 360), 'signature too old'],
+      ['a signature without a time', () => call(''), 'signature too old'],
+    ])('refuses %s with 401 and marks nothing paid', async (_label, send, error) => {
+      const answer = await send();
+      expect(answer.status).toBe(401);
+      expect(await answer.json()).toEqual({ error });
+      expect(await paid()).toBeNull();
+    });
+
+    it('accepts a fresh signature and marks the order paid', async () => {
+      const answer = await call(now() - 30);
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toEqual({ ok: true });
+      expect(await paid()).toBe(true);
+    });
   });
 
   it.each([

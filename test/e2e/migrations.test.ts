@@ -57,13 +57,13 @@ describe('migrations and first-start bootstrap', () => {
     try {
       let database = await openDatabase(options);
       const names = (await sql<{ name: string }>`select name from trellis_migrations order by name`.execute(database.db)).rows.map((row) => row.name);
-      const latest = names.at(-1)!;
-      // The migration undone below: when one is added after it, undo that one here instead.
-      expect(latest).toBe('0005_table_access');
-      await sql`drop function trellis_access_check(boolean, text)`.execute(database.db);
-      await sql`drop table table_access`.execute(database.db);
-      await sql`alter table integration_keys drop column role_id`.execute(database.db);
-      await sql`delete from trellis_migrations where name = ${latest}`.execute(database.db);
+      // The migrations undone below, newest first: a migration added after them adds its undo to UNDONE.
+      const undone = Object.keys(UNDONE);
+      expect(names.slice(-undone.length).reverse()).toEqual(undone);
+      for (const [name, statements] of Object.entries(UNDONE)) {
+        for (const statement of statements) await sql.raw(statement).execute(database.db);
+        await sql`delete from trellis_migrations where name = ${name}`.execute(database.db);
+      }
       // What a deployment of the version before data access holds: a table, an admin role and another.
       await sql`insert into roles (id, name, permissions) values ('r-admin', 'admin', '["admin"]'), ('r-clerk', 'clerk', '["config:read"]')`.execute(database.db);
       await sql`insert into app_tables (id, name, sql_name, description, updated_at) values ('t-legacy', 'Legacy', 'legacy_records', '', now())`.execute(database.db);
@@ -75,6 +75,9 @@ describe('migrations and first-start bootstrap', () => {
       // The upgrade keeps the table open to every non-admin role, written out where it can be changed (D32).
       const rules = await sql<{ table_id: string; role_id: string; rules: { read: { level: string }; delete: { level: string } } }>`select table_id, role_id, rules from table_access`.execute(database.db);
       expect(rules.rows.map((row) => [row.table_id, row.role_id, row.rules.read.level, row.rules.delete.level])).toEqual([['t-legacy', 'r-clerk', 'ALL', 'ALL']]);
+      // The run log's status column is back, empty for the runs stored before it.
+      await sql`insert into hook_runs (hook_name, trigger, duration_ms, outcome, console) values ('legacy', 'webHook', 1, 'ok', '[]')`.execute(database.db);
+      expect((await sql<{ http_status: number | null }>`select http_status from hook_runs`.execute(database.db)).rows).toEqual([{ http_status: null }]);
       // Opened again with nothing to do: nothing changes.
       await database.close();
       database = await openDatabase(options);
@@ -89,6 +92,14 @@ describe('migrations and first-start bootstrap', () => {
     }
   });
 });
+
+/** What undoes each migration since data access (0005), newest first: the database of the version before it. */
+const UNDONE: Record<string, string[]> = {
+  '0008_hook_run_stats': ['drop table hook_run_stats', 'drop index hook_runs_started'],
+  '0007_field_labels': ['alter table app_fields drop column label'],
+  '0006_hook_run_http_status': ['alter table hook_runs drop column http_status'],
+  '0005_table_access': ['drop function trellis_access_check(boolean, text)', 'drop table table_access', 'alter table integration_keys drop column role_id'],
+};
 
 /** Options opening a new, empty database of the suite's kind (a folder, or a database of the PostgreSQL server). */
 async function freshDatabaseOptions(): Promise<{ options: Parameters<typeof openDatabase>[0]; cleanup: () => Promise<void> }> {

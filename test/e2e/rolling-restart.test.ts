@@ -28,6 +28,8 @@ describe.runIf(usingPostgres)('a rolling restart of three replicas under load', 
       TRELLIS_DATABASE_URL: database.url,
       TRELLIS_LOG_LEVEL: 'error',
       TRELLIS_WEBHOOK_RATE_LIMIT: '100000',
+      // Every acknowledged call is looked for in the run log, not only the sampled ones.
+      TRELLIS_RUN_LOG_SAMPLES_PER_MINUTE: '100000',
       TRELLIS_SMTP_URL: smtp.url,
       TRELLIS_MAIL_RETRY_BASE_MS: '200',
     };

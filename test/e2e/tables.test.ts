@@ -560,3 +560,362 @@ describe('deleteTable', () => {
     expect(errorOf(result).extensions.code).toBe('NOT_FOUND');
   });
 });
+
+const UPDATE_FIELD = `mutation($tableId: ID!, $field: String!, $name: String, $label: String, $description: String, $type: FieldType, $referenceTableId: ID, $required: Boolean, $unique: Boolean) {
+  updateTableField(tableId: $tableId, field: $field, name: $name, label: $label, description: $description, type: $type, referenceTableId: $referenceTableId, required: $required, unique: $unique) {
+    ${TABLE} fields { name label } } }`;
+const DELETE_FIELD = `mutation($tableId: ID!, $field: String!, $confirm: Boolean!) { deleteTableField(tableId: $tableId, field: $field, confirm: $confirm) { ${TABLE} } }`;
+const SET_ACCESS = 'mutation($t: ID!, $r: ID!, $a: TableAccessInput!) { setTableAccess(tableId: $t, roleId: $r, access: $a) { roleName } }';
+
+/** Creates records through the table's generated GraphQL, one per value of field `field` (null: none given). */
+async function addRecords(table: string, values: unknown[], field = 'v'): Promise<string[]> {
+  const ids: string[] = [];
+  for (const value of values) {
+    const data = value === null ? {} : { [field]: value };
+    ids.push((await gqlData(ownerGql, `mutation($d: ${table}Input!) { create${table}(data: $d) { _id } }`, { d: data }))[`create${table}`]._id);
+  }
+  return ids;
+}
+
+/** The values of `field` in creation order, as GraphQL reads them. */
+async function valuesOf(table: string, field = 'v'): Promise<unknown[]> {
+  const data = await gqlData(ownerGql, `{ list${table}(sort: [{ field: _createdAt }], limit: 500) { items { ${field} } } }`);
+  return data[`list${table}`].items.map((item: Record<string, unknown>) => item[field]);
+}
+
+async function auditsOf(tableId: string, action: string) {
+  return db().selectFrom('audit_events').selectAll().where('resource_id', '=', tableId).where('action', '=', action).orderBy('id').execute();
+}
+
+let conversionTables = 0;
+/** A new table `Conv<n>` with one field `v` of `type` holding `values`. */
+async function tableWith(type: string, values: unknown[], extra: Partial<FieldSpec> = {}) {
+  const name = `Conv${conversionTables++}`;
+  const table = await createTable(name, [{ name: 'v', type, ...extra }]);
+  await addRecords(name, values);
+  return { ...table, name };
+}
+
+describe('updateTableField', () => {
+  it('renames a field: the column follows, records keep their values, and roles\' lists and filters follow in the same transaction', async () => {
+    const table = await createTable('Renamed', [
+      { name: 'title', type: 'text' },
+      { name: 'amount', type: 'number' },
+    ]);
+    await addRecords('Renamed', [5, 7], 'amount');
+    await gqlData(ownerGql, SET_ACCESS, {
+      t: table._id,
+      r: 'viewer',
+      a: { read: { level: 'FILTER', filter: { _or: [{ amount: { gte: 5 } }, { title: { eq: 'x' } }] } }, create: { level: 'ALL' }, update: { level: 'NONE' }, delete: { level: 'NONE' }, hiddenFields: ['amount'], readOnlyFields: ['amount', 'title'] },
+    });
+
+    const renamed = (await gqlData(ownerGql, UPDATE_FIELD, { tableId: table._id, field: 'amount', name: 'total' })).updateTableField;
+    expect(renamed.fields.map((f: { name: string }) => f.name)).toEqual(['title', 'total']);
+    expect(await valuesOf('Renamed', 'total')).toEqual([5, 7]);
+    expect((await columnsOf(await sqlNameOf(table._id))).map((c) => c.column_name)).toContain('total');
+    const { table: read } = await gqlData(ownerGql, 'query($id: ID!) { table(_id: $id) { access { roleName read { level filter } hiddenFields readOnlyFields } } }', { id: table._id });
+    expect(read.access.find((a: { roleName: string }) => a.roleName === 'viewer')).toEqual({
+      roleName: 'viewer',
+      read: { level: 'FILTER', filter: { _or: [{ total: { gte: 5 } }, { title: { eq: 'x' } }] } },
+      hiddenFields: ['total'],
+      readOnlyFields: ['total', 'title'],
+    });
+    expect((await auditsOf(table._id, 'table.field.update')).at(-1)!.details).toMatchObject({ field: 'total', changes: { name: { from: 'amount', to: 'total' } } });
+    expect((await auditsOf(table._id, 'table.access.set')).at(-1)!.details).toMatchObject({ role: 'viewer', hiddenFields: ['total'], reason: "field 'amount' renamed to 'total'" });
+  });
+
+  it('changes a label and a description without touching the column; the old description-only call still works', async () => {
+    const table = await createTable('Labelled', [{ name: 'dueDate', type: 'date' }]);
+    const changed = (await gqlData(ownerGql, UPDATE_FIELD, { tableId: table._id, field: 'dueDate', label: 'Due date', description: 'When it is due' })).updateTableField;
+    expect(changed.fields[0]).toMatchObject({ name: 'dueDate', label: 'Due date', description: 'When it is due', type: 'date' });
+    const old = await gqlData(ownerGql, 'mutation($t: ID!) { updateTableField(tableId: $t, field: "duedate", description: "Due") { fields { description label } } }', { t: table._id });
+    expect(old.updateTableField.fields).toEqual([{ description: 'Due', label: 'Due date' }]);
+    expect((await auditsOf(table._id, 'table.field.update')).map((a) => a.details)).toEqual([
+      expect.objectContaining({ field: 'dueDate', changes: { label: { changed: true }, description: { changed: true } } }),
+      expect.objectContaining({ field: 'dueDate', changes: { description: { changed: true } } }),
+    ]);
+    // Giving what the field already has changes nothing and audits nothing.
+    await gqlData(ownerGql, UPDATE_FIELD, { tableId: table._id, field: 'dueDate', label: 'Due date', type: 'date', required: false });
+    expect(await auditsOf(table._id, 'table.field.update')).toHaveLength(2);
+  });
+
+  it.each([
+    ['text', 'number', ['12.5', ' -3 ', '1e3', null, ''], [12.5, -3, 1000, null, null]],
+    ['text', 'boolean', ['true', 'FALSE'], [true, false]],
+    ['text', 'date', ['2024-05-31', ' 2024-02-29 '], ['2024-05-31', '2024-02-29']],
+    ['text', 'datetime', ['2024-05-31T12:00:00+02:00'], ['2024-05-31T10:00:00.000Z']],
+    ['text', 'json', ['{"a":1}', '[1,2]', '"x"'], [{ a: 1 }, [1, 2], 'x']],
+    ['number', 'text', [12.5, 3, -0.1], ['12.5', '3', '-0.1']],
+    ['number', 'json', [1.5], [1.5]],
+    ['boolean', 'text', [true, false], ['true', 'false']],
+    ['boolean', 'json', [true], [true]],
+    ['date', 'text', ['2024-05-31'], ['2024-05-31']],
+    ['date', 'datetime', ['2024-05-31'], ['2024-05-31T00:00:00.000Z']],
+    ['datetime', 'text', ['2024-05-31T10:00:00Z'], ['2024-05-31T10:00:00.000Z']],
+    ['datetime', 'date', ['2024-05-31T00:00:00Z'], ['2024-05-31']],
+    ['json', 'text', [{ a: 1 }, 'hi', 2], ['{"a": 1}', 'hi', '2']],
+    ['json', 'number', [3, '4.5', ''], [3, 4.5, null]],
+    ['number', 'boolean', [], []],
+  ])('converts %s to %s, keeping every value', async (from, to, stored, expected) => {
+    const table = await tableWith(from, stored);
+    const changed = (await gqlData(ownerGql, UPDATE_FIELD, { tableId: table._id, field: 'v', type: to })).updateTableField;
+    expect(changed.fields[0].type).toBe(to);
+    expect(await valuesOf(table.name)).toEqual(expected);
+    expect((await auditsOf(table._id, 'table.field.update')).at(-1)!.details).toMatchObject({ changes: { type: { from, to } } });
+  });
+
+  it.each([
+    ['text', 'number', ['1', 'twelve', 'ten'], '2 values of field \'v\' cannot change from text to number, e.g. "t'],
+    ['text', 'boolean', ['yes'], '1 value of field \'v\' cannot change from text to boolean, e.g. "yes"'],
+    ['text', 'date', ['31/05/2024'], 'e.g. "31/05/2024"'],
+    ['text', 'datetime', ['2024-05-31 12:00'], 'e.g. "2024-05-31 12:00"'],
+    ['text', 'json', ['not json'], 'e.g. "not json"'],
+    ['number', 'boolean', [1], 'cannot change from number to boolean, e.g. "1"'],
+    ['number', 'date', [20240531], 'cannot change from number to date'],
+    ['boolean', 'number', [true], 'cannot change from boolean to number'],
+    ['datetime', 'date', ['2024-05-31T10:00:00Z'], 'e.g. "2024-05-31T10:00:00.000Z"'],
+    ['json', 'number', [{ a: 1 }], 'e.g. "{\\"a\\": 1}"'],
+    ['text', 'reference', ['x'], "field 'v' holds a value in 1 record: a reference field changes to or from another type"],
+  ])('refuses %s to %s while a value does not convert, naming it, and changes nothing', async (from, to, stored, message) => {
+    const table = await tableWith(from, stored);
+    const sqlName = await sqlNameOf(table._id);
+    const [columnsBefore, valuesBefore, audits] = [await columnsOf(sqlName), await valuesOf(table.name), (await snapshot()).audits];
+    const result = await ownerGql(UPDATE_FIELD, { tableId: table._id, field: 'v', type: to, ...(to === 'reference' ? { referenceTableId: table._id } : {}) });
+    expect(errorOf(result).extensions).toMatchObject({ code: 'BAD_INPUT', details: { field: 'type' } });
+    expect(errorOf(result).message).toContain(message);
+    expect(await columnsOf(sqlName)).toEqual(columnsBefore);
+    expect(await valuesOf(table.name)).toEqual(valuesBefore);
+    expect((await snapshot()).audits).toBe(audits);
+  });
+
+  it('names no stored value to a caller whose role bounds the records it reaches, only how many do not convert', async () => {
+    const table = await tableWith('text', ['secret salary']);
+    const result = await designerGql(UPDATE_FIELD, { tableId: table._id, field: 'v', type: 'number' });
+    expect(errorOf(result).message).toBe("type: 1 value of field 'v' cannot change from text to number; change or clear it first");
+  });
+
+  it('changes a field without values to or from a reference, and a reference to another table', async () => {
+    const customers = await createTable('Buyers', [{ name: 'email', type: 'text' }]);
+    const sellers = await createTable('Sellers', [{ name: 'email', type: 'text' }]);
+    const table = await tableWith('text', [null]);
+    const toReference = (await gqlData(ownerGql, UPDATE_FIELD, { tableId: table._id, field: 'v', type: 'reference', referenceTableId: 'Buyers' })).updateTableField;
+    expect(toReference.fields[0]).toMatchObject({ type: 'reference', referenceTableId: customers._id });
+    const [buyer] = await addRecords('Buyers', ['a@example.com'], 'email');
+    await addRecords(table.name, [buyer]);
+    expect(errorOf(await ownerGql(UPDATE_FIELD, { tableId: table._id, field: 'v', referenceTableId: sellers._id })).message).toContain('holds a value in 1 record');
+    // A reference becomes a list of one id and back; the foreign key goes and comes back.
+    await gqlData(ownerGql, UPDATE_FIELD, { tableId: table._id, field: 'v', type: 'multi-reference' });
+    expect(await valuesOf(table.name)).toEqual([null, [buyer]]);
+    await gqlData(ownerGql, UPDATE_FIELD, { tableId: table._id, field: 'v', type: 'reference' });
+    expect(await valuesOf(table.name)).toEqual([null, buyer]);
+    const deleteBuyer = await ownerGql('mutation($id: ID!) { deleteBuyers(Id: $id) }', { id: buyer });
+    expect(errorOf(deleteBuyer).extensions.code).toBe('CONFLICT');
+    const missing = await ownerGql(UPDATE_FIELD, { tableId: table._id, field: 'v', type: 'reference', referenceTableId: undefined, name: undefined });
+    expect(missing.body.errors).toBeUndefined();
+    const plain = await tableWith('text', []);
+    expect(errorOf(await ownerGql(UPDATE_FIELD, { tableId: plain._id, field: 'v', type: 'reference' })).message).toBe('referenceTableId: is required for reference fields');
+  });
+
+  it('refuses a list of two ids becoming one reference', async () => {
+    const targets = await createTable('Targets', [{ name: 'n', type: 'number' }]);
+    const ids = await addRecords('Targets', [1, 2], 'n');
+    const table = await tableWith('multi-reference', [ids], { referenceTableId: targets._id });
+    const result = await ownerGql(UPDATE_FIELD, { tableId: table._id, field: 'v', type: 'reference' });
+    expect(errorOf(result).message).toContain("1 value of field 'v' cannot change from multi-reference to reference");
+  });
+
+  it('makes a field required only when every record has a value, naming how many do not', async () => {
+    const table = await tableWith('text', ['a', null, '  ']);
+    const refused = await ownerGql(UPDATE_FIELD, { tableId: table._id, field: 'v', required: true });
+    expect(errorOf(refused).extensions).toMatchObject({ code: 'CONFLICT', details: { field: 'required', records: 2 } });
+    expect(errorOf(refused).message).toBe("required: 2 records have no value in 'v'; fill them first or keep the field optional");
+    await db().updateTable(await sqlNameOf(table._id) as never).set({ v: 'filled' } as never).execute();
+    await gqlData(ownerGql, UPDATE_FIELD, { tableId: table._id, field: 'v', required: true });
+    expect((await columnsOf(await sqlNameOf(table._id))).find((c) => c.column_name === 'v')!.is_nullable).toBe('NO');
+    await gqlData(ownerGql, UPDATE_FIELD, { tableId: table._id, field: 'v', required: false });
+    await addRecords(table.name, [null]);
+  });
+
+  it('makes a field unique only without repeated values, saying how many repeat but not which', async () => {
+    const table = await tableWith('number', [5, 5, 6, 6, 7]);
+    const refused = await ownerGql(UPDATE_FIELD, { tableId: table._id, field: 'v', unique: true });
+    expect(errorOf(refused).extensions).toMatchObject({ code: 'CONFLICT', details: { field: 'unique', values: 2 } });
+    expect(errorOf(refused).message).toBe("unique: 2 values appear in more than one record of 'v'; make them distinct first");
+    const distinct = await tableWith('number', [1, 2]);
+    await gqlData(ownerGql, UPDATE_FIELD, { tableId: distinct._id, field: 'v', unique: true });
+    expect(errorOf(await ownerGql(`mutation { create${distinct.name}(data: { v: 1 }) { _id } }`)).extensions.code).toBe('CONFLICT');
+    await gqlData(ownerGql, UPDATE_FIELD, { tableId: distinct._id, field: 'v', unique: false });
+    await addRecords(distinct.name, [1]);
+    expect(await valuesOf(distinct.name)).toEqual([1, 2, 1]);
+  });
+
+  it("refuses a type change that a role's filter no longer fits, naming the role", async () => {
+    const table = await tableWith('number', [5]);
+    await gqlData(ownerGql, SET_ACCESS, { t: table._id, r: 'viewer', a: { read: { level: 'FILTER', filter: { v: { gte: 5 } } }, create: { level: 'NONE' }, update: { level: 'NONE' }, delete: { level: 'NONE' } } });
+    const result = await ownerGql(UPDATE_FIELD, { tableId: table._id, field: 'v', type: 'text' });
+    expect(errorOf(result).extensions).toMatchObject({ code: 'CONFLICT', details: { role: 'viewer' } });
+    expect(errorOf(result).message).toContain("A data-access rule of role 'viewer'");
+    expect(await valuesOf(table.name)).toEqual([5]);
+  });
+
+  it.each([
+    ['a name another field has', { name: 'Other' }, 'CONFLICT', "name: a field named 'other' already exists"],
+    ['a reserved name', { name: 'oid' }, 'BAD_INPUT', 'reserved name'],
+    ['an unknown type', { type: 'money' }, 'BAD_INPUT', ''],
+    ['an unknown field', { field: 'nope' }, 'NOT_FOUND', "has no field 'nope'"],
+    ['a referenced table for a field that is no reference', { referenceTableId: 'Shop' }, 'BAD_INPUT', 'referenceTableId: is only allowed on reference and multi-reference fields'],
+  ])('refuses %s', async (_what, change, code, message) => {
+    const table = await createTable(`Refusing${conversionTables++}`, [{ name: 'v', type: 'text' }, { name: 'other', type: 'text' }]);
+    const result = await ownerGql(UPDATE_FIELD, { tableId: table._id, field: 'v', ...change });
+    expect(errorOf(result).extensions.code).toBe(code);
+    expect(errorOf(result).message).toContain(message);
+  });
+
+  it('refuses a viewer with FORBIDDEN', async () => {
+    const table = await tableWith('text', []);
+    expect(errorOf(await viewerGql(UPDATE_FIELD, { tableId: table._id, field: 'v', name: 'w' })).extensions.code).toBe('FORBIDDEN');
+  });
+});
+
+describe('deleteTableField', () => {
+  it('drops the column and its values, takes it out of roles\' lists and audits how many values went', async () => {
+    const table = await createTable('Trimmed', [
+      { name: 'title', type: 'text' },
+      { name: 'note', type: 'text' },
+    ]);
+    await addRecords('Trimmed', ['a', 'b', null], 'note');
+    await gqlData(ownerGql, SET_ACCESS, { t: table._id, r: 'viewer', a: { read: { level: 'ALL' }, create: { level: 'ALL' }, update: { level: 'NONE' }, delete: { level: 'NONE' }, hiddenFields: ['note'], readOnlyFields: ['title', 'note'] } });
+    const { table: counted } = await gqlData(ownerGql, 'query($id: ID!) { table(_id: $id) { recordCount all: recordCount withNote: recordCount(field: "note") } }', { id: table._id });
+    expect(counted).toEqual({ recordCount: 3, all: 3, withNote: 2 });
+
+    const result = (await gqlData(ownerGql, DELETE_FIELD, { tableId: table._id, field: 'note', confirm: true })).deleteTableField;
+    expect(result.fields.map((f: { name: string }) => f.name)).toEqual(['title']);
+    expect((await columnsOf(await sqlNameOf(table._id))).map((c) => c.column_name)).not.toContain('note');
+    const { table: read } = await gqlData(ownerGql, 'query($id: ID!) { table(_id: $id) { access { roleName hiddenFields readOnlyFields } } }', { id: table._id });
+    expect(read.access.find((a: { roleName: string }) => a.roleName === 'viewer')).toEqual({ roleName: 'viewer', hiddenFields: [], readOnlyFields: ['title'] });
+    expect((await auditsOf(table._id, 'table.field.delete'))[0]!.details).toEqual({ name: 'Trimmed', field: { name: 'note', type: 'text', required: false, unique: false }, valuesDeleted: 2 });
+    expect(errorOf(await ownerGql('{ listTrimmed { items { note } } }')).message).toContain('Cannot query field "note"');
+  });
+
+  it("refuses while a role's filter names the field, naming the role and the action", async () => {
+    const table = await tableWith('text', ['a']);
+    await gqlData(ownerGql, SET_ACCESS, { t: table._id, r: 'viewer', a: { read: { level: 'ALL' }, create: { level: 'ALL' }, update: { level: 'FILTER', filter: { v: { eq: 'a' } } }, delete: { level: 'NONE' } } });
+    const before = await snapshot();
+    const result = await ownerGql(DELETE_FIELD, { tableId: table._id, field: 'v', confirm: true });
+    expect(errorOf(result).extensions).toMatchObject({ code: 'CONFLICT', details: { role: 'viewer', action: 'update' } });
+    expect(errorOf(result).message).toBe(`The update rule of role 'viewer' on '${table.name}' filters on 'v': change that rule first`);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it.each([
+    ['confirm: false', () => ownerGql, false, 'BAD_INPUT'],
+    ['a designer (config:delete is admin-only)', () => designerGql, true, 'FORBIDDEN'],
+  ])('refuses %s and keeps the field', async (_what, client, confirm, code) => {
+    const table = await tableWith('text', ['a']);
+    const before = await snapshot();
+    expect(errorOf(await client()(DELETE_FIELD, { tableId: table._id, field: 'v', confirm })).extensions.code).toBe(code);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('counts records only for a caller every record is open to', async () => {
+    const table = await tableWith('text', ['a']);
+    const { table: read } = await gqlData(designerGql, 'query($id: ID!) { table(_id: $id) { recordCount } }', { id: table._id });
+    expect(read.recordCount).toBeNull();
+  });
+});
+
+describe('fieldUsage', () => {
+  const FEATURE = [
+    "import { useState } from 'react';",
+    "import { useMutation, useQuery } from '@trellis/runtime';",
+    "import { Button, Input, Stack, Table } from '@trellis/ui';",
+    '',
+    'const LIST = `query { listShop(filter: { amount: { gte: 1 } }, sort: [{ field: amount }]) { items { _id title amount } } }`;',
+    'const ADD = `mutation Add($data: ShopInput!) { createShop(data: $data) { _id } }`;',
+    '',
+    'export default function ShopPage() {',
+    '  const { data } = useQuery(LIST);',
+    '  const [add] = useMutation(ADD);',
+    "  const [title, setTitle] = useState('');",
+    '  const save = () => add({ data: { title, amount: 1 } });',
+    '  return (',
+    '    <Stack>',
+    '      <Input label="Title" value={title} onChange={(event) => setTitle(event.target.value)} />',
+    '      <Button onClick={save}>Add</Button>',
+    "      <Table rows={data?.listShop.items ?? []} columns={[{ key: 'title', header: 'Title' }]} />",
+    '    </Stack>',
+    '  );',
+    '}',
+    '',
+  ].join('\n');
+  const USAGE = 'query($t: ID!, $f: String) { fieldUsage(tableId: $t, field: $f) { kind _id name detail line } }';
+  let shop: { _id: string };
+  let hooks: Record<string, string>;
+
+  beforeAll(async () => {
+    shop = await createTable('Shop', [
+      { name: 'title', type: 'text' },
+      { name: 'amount', type: 'number' },
+      { name: 'note', type: 'text' },
+    ]);
+    await gqlData(ownerGql, 'mutation($c: String!) { createFeature(_id: "shop-page", name: "Shop page", customCode: $c, status: "published") { _id } }', { c: FEATURE });
+    const hook = async (name: string, type: string, content: string, tableId?: string) =>
+      (await gqlData(ownerGql, 'mutation($n: String!, $y: HookType!, $t: ID, $c: String!) { createHook(name: $n, type: $y, tableId: $t, content: $c) { _id } }', { n: name, y: type, t: tableId, c: content })).createHook._id;
+    hooks = {
+      check: await hook('shop-check', 'beforeSave', "async function (instance) {\n  if (instance.amount < 0) throw new Error('Negative');\n}", shop._id),
+      pay: await hook('shop-pay', 'webHook', "async function (instance) {\n  await db.update('shop', instance.id, { amount: 2 });\n  return db.find('Shop', { note: { eq: 'x' } });\n}"),
+    };
+    await gqlData(ownerGql, SET_ACCESS, { t: shop._id, r: 'viewer', a: { read: { level: 'ALL' }, create: { level: 'NONE' }, update: { level: 'NONE' }, delete: { level: 'NONE' }, hiddenFields: ['amount'] } });
+  });
+
+  it('lists the features, hooks and rules that use a field, each with how and where', async () => {
+    const { fieldUsage } = await gqlData(ownerGql, USAGE, { t: shop._id, f: 'amount' });
+    const viewer = (await gqlData(ownerGql, '{ roles { _id name } }')).roles.find((role: { name: string }) => role.name === 'viewer');
+    expect(fieldUsage).toEqual([
+      { kind: 'FEATURE', _id: 'shop-page', name: 'Shop page', detail: 'filters on amount', line: 5 },
+      { kind: 'FEATURE', _id: 'shop-page', name: 'Shop page', detail: 'sorts on amount', line: 5 },
+      { kind: 'FEATURE', _id: 'shop-page', name: 'Shop page', detail: 'selects amount', line: 5 },
+      { kind: 'FEATURE', _id: 'shop-page', name: 'Shop page', detail: 'object key amount (variables of a document)', line: 12 },
+      { kind: 'HOOK', _id: hooks.check, name: 'shop-check', detail: 'instance.amount', line: 2 },
+      { kind: 'HOOK', _id: hooks.pay, name: 'shop-pay', detail: "db.update('Shop', …) names amount", line: 2 },
+      { kind: 'ACCESS_RULE', _id: viewer._id, name: 'viewer', detail: 'hidden from viewer', line: null },
+    ]);
+  });
+
+  it('lists only what names the field: another field of the same table has other uses', async () => {
+    const { fieldUsage } = await gqlData(ownerGql, USAGE, { t: shop._id, f: 'note' });
+    expect(fieldUsage).toEqual([{ kind: 'HOOK', _id: hooks.pay, name: 'shop-pay', detail: "db.find('Shop', …) names note", line: 3 }]);
+  });
+
+  it('without a field, lists what uses the table', async () => {
+    const { fieldUsage } = await gqlData(ownerGql, USAGE, { t: 'shop' });
+    expect(fieldUsage).toEqual([
+      { kind: 'FEATURE', _id: 'shop-page', name: 'Shop page', detail: 'listShop', line: 5 },
+      { kind: 'FEATURE', _id: 'shop-page', name: 'Shop page', detail: 'createShop', line: 6 },
+      { kind: 'HOOK', _id: hooks.check, name: 'shop-check', detail: 'runs on every save of Shop (beforeSave)', line: 1 },
+      { kind: 'HOOK', _id: hooks.pay, name: 'shop-pay', detail: "db.update('Shop', …)", line: 2 },
+      { kind: 'HOOK', _id: hooks.pay, name: 'shop-pay', detail: "db.find('Shop', …)", line: 3 },
+    ]);
+  });
+
+  it('reads the published version too, when the draft no longer uses the field', async () => {
+    const draft = FEATURE.replace('items { _id title amount }', 'items { _id title }');
+    await gqlData(ownerGql, 'mutation($c: String!) { updateFeature(_id: "shop-page", customCode: $c, status: "draft") { _id } }', { c: draft });
+    const { fieldUsage } = await gqlData(ownerGql, USAGE, { t: shop._id, f: 'amount' });
+    expect(fieldUsage.filter((use: { kind: string }) => use.kind === 'FEATURE').map((use: { detail: string }) => use.detail)).toEqual([
+      'filters on amount',
+      'sorts on amount',
+      'object key amount (variables of a document)',
+      'filters on amount (published version)',
+      'sorts on amount (published version)',
+      'selects amount (published version)',
+      'object key amount (variables of a document) (published version)',
+    ]);
+  });
+
+  it('answers NOT_FOUND for an unknown field, naming the fields there are', async () => {
+    const missing = errorOf(await ownerGql(USAGE, { t: shop._id, f: 'nope' }));
+    expect(missing.extensions.code).toBe('NOT_FOUND');
+    expect(missing.message).toBe("Table 'Shop' has no field 'nope'");
+  });
+});

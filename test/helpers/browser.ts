@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 /** Debian's chromium; `.ci/run` installs it when missing. */
 export const CHROMIUM_PATH = process.env.TRELLIS_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -16,6 +16,17 @@ export const PHONE = { width: 390, height: 844 } as const;
 export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium`);
   return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+}
+
+/**
+ * Clicks `locator` once it is scrolled into view and the page has painted since. A click made right
+ * after a scroll is routed by the last painted frame: a feature's frame (sandboxed, so in a process
+ * of its own) that the scroll moved away from the point would still receive it.
+ */
+export async function clickAfterScroll(locator: Locator): Promise<void> {
+  await locator.scrollIntoViewIfNeeded();
+  await locator.page().evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  await locator.click();
 }
 
 /** Saves a full-page screenshot under .ci-results/screenshots/<name>.png. */

@@ -112,9 +112,12 @@ export async function login(baseUrl: string, email: string = OWNER.email, passwo
 /** A GraphQL client bound to one bearer token. */
 export function graphqlClient(baseUrl: string, token: string) {
   return async function gql(query: string, variables: Record<string, unknown> = {}): Promise<HttpResult> {
-    return postJson(`${baseUrl}/graphql`, { query, variables }, { authorization: `Bearer ${token}` });
+    return postJson(`${baseUrl}/graphql`, { query, variables }, { authorization: `Bearer ${token}`, accept: GRAPHQL_ACCEPT });
   };
 }
+
+/** What GraphQL clients such as Apollo Client 4 send: request errors then answer 400 (GraphQL over HTTP). */
+export const GRAPHQL_ACCEPT = 'application/graphql-response+json, application/json;q=0.9';
 
 /** Runs a GraphQL operation that must succeed and returns its data. */
 export async function gqlData(gql: ReturnType<typeof graphqlClient>, query: string, variables: Record<string, unknown> = {}) {

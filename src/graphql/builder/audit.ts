@@ -8,7 +8,13 @@ const typeDefs = /* GraphQL */ `
     at: DateTime!
     "The MCP key the call authenticated with."
     keyId: ID
+    "That key's name, as its owner gave it; null when it is gone."
+    keyName: String
+    "That key's visible first characters."
+    keyPrefix: String
     userId: ID
+    "The user's e-mail; null when the user is gone."
+    userEmail: String
     tool: String!
     "Redacted arguments: long strings are { preview, sha256, bytes }."
     arguments: JSON!
@@ -31,11 +37,13 @@ const typeDefs = /* GraphQL */ `
   }
 
   extend type Query {
-    "MCP tool calls of the last year, newest first (admin only). since is inclusive, until exclusive; limit 1 to 500, default 50."
+    "MCP tool calls of the last year, newest first (admin only). key: a key's name (any letter case), prefix or _id; user: an e-mail or _id. since is inclusive, until exclusive; limit 1 to 500, default 50."
     mcpAuditLogs(
       tool: String
       keyId: ID
       userId: ID
+      key: String
+      user: String
       outcome: AuditOutcome
       since: DateTime
       until: DateTime

@@ -1,5 +1,6 @@
+import { featureAuthoringGuide, tableExample } from '../../features/authoring-guide.js';
 import type { FeatureUpdate } from '../../features/service.js';
-import type { GraphQLModule } from '../module.js';
+import type { GraphQLContext, GraphQLModule } from '../module.js';
 import { requireUser, withoutNulls } from './access.js';
 
 const typeDefs = /* GraphQL */ `
@@ -40,7 +41,60 @@ const typeDefs = /* GraphQL */ `
     warnings: [JSON!]!
   }
 
+  "A module feature code may import; exports is the complete list of its names when given."
+  type FeatureModule {
+    name: String!
+    description: String!
+    exports: [String!]
+  }
+
+  type FeatureComponentProp {
+    name: String!
+    "As an author writes it, e.g. '(event) => void' or 'string | number'."
+    type: String!
+    description: String!
+  }
+
+  "A component of @trellis/ui and the props it declares."
+  type FeatureComponent {
+    name: String!
+    description: String!
+    props: [FeatureComponentProp!]!
+    "The HTML element whose attributes (className, style, aria-*, event handlers) the component also passes on; null when it takes only its props."
+    element: String
+  }
+
+  "An export of @trellis/runtime."
+  type FeatureRuntimeExport {
+    name: String!
+    "How it is called and what it gives, e.g. 'useQuery(query, variables?) -> { data, loading, error, refetch }'."
+    signature: String!
+    description: String!
+  }
+
+  "One of the application's tables as the guide shows it: its fields and generated operations (table), and a page for it."
+  type FeatureGuideTable {
+    table: AppTable!
+    "A feature that lists the table's records and adds one, written for its fields and operation names; it validates with no errors."
+    example: String!
+  }
+
+  "What a person or an agent needs to write a feature: get_feature_authoring_guide's answer, and the application's tables with an example each."
+  type FeatureAuthoringGuide {
+    allowedModules: [FeatureModule!]!
+    components: [FeatureComponent!]!
+    runtime: [FeatureRuntimeExport!]!
+    runtimeRules: [String!]!
+    "colors, shell and cssVariables of the application's theme."
+    theme: JSON!
+    "A small feature on a table Tasks."
+    example: String!
+    tables: [FeatureGuideTable!]!
+  }
+
   extend type Query {
+    "The feature authoring guide with the application's tables (config:read)."
+    featureAuthoringGuide: FeatureAuthoringGuide!
     "Checks feature code without saving or running it (config:read): syntax, imports, runtime rules, GraphQL documents. With featureId, also warns for each role that sees that feature but lacks data access its GraphQL documents need."
     validateFeatureCode(customCode: String!, featureId: ID): CodeValidation!
     "The unified diff from one saved version of a feature to another."
@@ -66,6 +120,7 @@ export const featuresModule: GraphQLModule = {
   typeDefs,
   resolvers: {
     Query: {
+      featureAuthoringGuide: (_s, _a, ctx) => guideWithTables(ctx),
       validateFeatureCode: (_s, args, ctx) => ctx.services.features.validateCode(requireUser(ctx), args.customCode, args.featureId ?? undefined),
       featureVersionDiff: (_s, args, ctx) => ctx.services.features.versionDiff(requireUser(ctx), args._id, args.from, args.to),
       features: (_s, args, ctx) => ctx.services.features.listFeatures(requireUser(ctx), withoutNulls(args)),
@@ -83,4 +138,17 @@ export const featuresModule: GraphQLModule = {
 
 function toFeatureWithWarnings({ feature, warnings }: FeatureUpdate) {
   return { ...feature, warnings };
+}
+
+/** The guide, and for each table its list-and-add example (a table without generated operations has none). */
+async function guideWithTables(ctx: GraphQLContext) {
+  const tables = await ctx.services.tables.listTables(requireUser(ctx));
+  const [application, operations] = await Promise.all([ctx.services.application.read(), Promise.all(tables.map((table) => ctx.services.graphql.recordNames(table._id)))]);
+  return {
+    ...featureAuthoringGuide(application.theme),
+    tables: tables.flatMap((table, index) => {
+      const names = operations[index];
+      return names ? [{ table, example: tableExample({ ...table, operations: names }) }] : [];
+    }),
+  };
 }

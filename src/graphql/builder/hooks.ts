@@ -1,3 +1,4 @@
+import { webhookUrl } from '../../runtime/webhooks.js';
 import type { GraphQLModule } from '../module.js';
 import { requireUser, withoutNulls } from './access.js';
 
@@ -12,6 +13,8 @@ const typeDefs = /* GraphQL */ `
     content: String!
     contentSha256: String!
     version: Int!
+    "A webhook's URL, POST /api/webhook/<name> on the server asked (TRELLIS_PUBLIC_URL when set); null for save hooks."
+    url: String
     createdBy: ID
     updatedBy: ID
     createdAt: DateTime!
@@ -30,7 +33,10 @@ const typeDefs = /* GraphQL */ `
     queuedMs: Int
     "The HTTP request that caused the run: its x-request-id, as in the server's log; null when none did."
     requestId: String
+    "ok; refused when a webhook's code answered a 4xx or 5xx status with respond(); error, timeout or memory when the code failed."
     outcome: HookRunOutcome!
+    "The HTTP status a webhook answered (500 when its code failed); null for save hooks and for runs stored before it was recorded."
+    httpStatus: Int
     "The run's console lines; null unless the reader is an admin with hooks:write."
     console: [String!]
     "The error (environment values redacted); null when the run succeeded or the reader is not an admin with hooks:write."
@@ -52,13 +58,41 @@ const typeDefs = /* GraphQL */ `
     nextCursor: ID
   }
 
+  "A header of a webhook's test run: the name in lower case."
+  type HttpHeader {
+    name: String!
+    value: String!
+  }
+
+  input HttpHeaderInput {
+    name: String!
+    value: String!
+  }
+
+  "Sign the test run's body as the provider would, with the value of the environment variable envVar (the value stays on the server)."
+  input WebhookSigningInput {
+    "stripe (Stripe-Signature: t=<now>,v1=<hex HMAC-SHA256 of '<t>.<body>'>) or github (X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>)."
+    scheme: WebhookSigningScheme!
+    envVar: String!
+  }
+
+  "What a webhook answered a test run, as its caller would get it."
+  type WebhookTestAnswer {
+    httpStatus: Int!
+    headers: [HttpHeader!]!
+    "The answer's body as text ('' without one)."
+    body: String!
+    "The request headers the run was sent with, the signature included."
+    sentHeaders: [HttpHeader!]!
+  }
+
   extend type Query {
     "Checks hook code without saving or running it (config:read); warnings name unknown tables and environment variables."
     validateHookCode(content: String!): CodeValidation!
     "Hooks, optionally of one type and/or one table, ordered by name."
     hooks(type: HookType, tableId: ID): [Hook!]!
     hook(_id: ID!): Hook
-    "The run log of hooks, newest first."
+    "The run log of hooks, newest first: every failed run, a sample of the successful ones (TRELLIS_RUN_LOG_SAMPLES_PER_MINUTE per hook) and the latest run of each hook; every run is counted in hookRunStats."
     hookRuns(hookId: ID, outcome: HookRunOutcome, limit: Int, before: ID): HookRunPage!
   }
 
@@ -69,6 +103,8 @@ const typeDefs = /* GraphQL */ `
     updateHook(_id: ID!, name: String, tableId: ID, content: String): Hook!
     "Deletes a hook; confirm must be true."
     deleteHook(_id: ID!, confirm: Boolean!): Boolean!
+    "Runs a webhook's saved code as a POST of body to its URL would, and answers what the caller would get (also 400, 429 or 500); the run is in the run log as a test run and counts towards the webhook limit. contentType defaults to application/json. signWith adds the provider's signature computed on the server (needs hooks:write); otherwise config:read."
+    testWebhook(_id: ID!, body: String, contentType: String, headers: [HttpHeaderInput!], signWith: WebhookSigningInput): WebhookTestAnswer!
   }
 `;
 
@@ -81,12 +117,19 @@ export const hooksModule: GraphQLModule = {
       hook: (_s, args, ctx) => ctx.services.hooks.getHook(requireUser(ctx), args._id),
       hookRuns: (_s, args, ctx) => ctx.services.hooks.listHookRuns(requireUser(ctx), withoutNulls(args) as never),
     },
+    Hook: {
+      url: (hook, _a, ctx) => {
+        const { type, name } = hook as { type: string; name: string };
+        return type === 'webHook' ? webhookUrl(ctx.principal.baseUrl, name) : null;
+      },
+    },
     HookRunPage: { runs: (page) => (page as { items: unknown[] }).items },
     Mutation: {
       createHook: (_s, args, ctx) => ctx.services.hooks.createHook(requireUser(ctx), withoutNulls(args) as never),
       updateHook: async (_s, args, ctx) =>
         (await ctx.services.hooks.updateHook(requireUser(ctx), withoutNulls(args) as never)).hook,
       deleteHook: (_s, args, ctx) => ctx.services.hooks.deleteHook(requireUser(ctx), args as never),
+      testWebhook: (_s, args, ctx) => ctx.services.webhooks.testRun(requireUser(ctx), withoutNulls(args) as never),
     },
   },
 };

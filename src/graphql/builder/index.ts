@@ -9,7 +9,9 @@ import { integrationsModule } from './integrations.js';
 import { appPageModule } from './app-page.js';
 import { keysModule } from './keys.js';
 import { menusModule } from './menus.js';
+import { runStatsModule } from './run-stats.js';
+import { storageModule } from './storage.js';
 import { tablesModule } from './tables.js';
 
 /** Every part of the builder schema, one module per concern. */
-export const builderModules: readonly GraphQLModule[] = [accessModule, applicationModule, featuresModule, hooksModule, keysModule, integrationsModule, tablesModule, menusModule, envVarsModule, auditModule, appPageModule];
+export const builderModules: readonly GraphQLModule[] = [accessModule, applicationModule, featuresModule, hooksModule, keysModule, integrationsModule, tablesModule, menusModule, envVarsModule, auditModule, appPageModule, runStatsModule, storageModule];

@@ -12,7 +12,27 @@ const typeDefs = /* GraphQL */ `
     unique: Boolean!
     "The table a reference or multi-reference field points at."
     referenceTableId: ID
+    "What people read for the field, e.g. 'Due date' for dueDate; empty: the name."
+    label: String!
     description: String!
+  }
+
+  enum FieldUseKind {
+    FEATURE
+    HOOK
+    ACCESS_RULE
+  }
+
+  "Something that uses a table or one of its fields: a feature's or hook's code, or a role's data-access rule."
+  type FieldUse {
+    kind: FieldUseKind!
+    "The feature's, hook's or role's _id."
+    _id: ID!
+    name: String!
+    "How it uses it, e.g. selects amount, db.update('Orders', …) names amount, hidden from clerk."
+    detail: String!
+    "The line in the code (features and hooks)."
+    line: Int
   }
 
   "The names of a table's generated GraphQL type and operations."
@@ -123,6 +143,8 @@ const typeDefs = /* GraphQL */ `
     access: [TableAccess!]!
     "The generated GraphQL operations of the table's records."
     operations: RecordOperations
+    "How many records the table has, or with field how many hold a value in it (what a deletion loses). Null for a caller whose role's rules bound the records it reaches."
+    recordCount(field: String): Int
     createdAt: DateTime!
     updatedAt: DateTime!
   }
@@ -134,6 +156,8 @@ const typeDefs = /* GraphQL */ `
     unique: Boolean
     "The _id (or name) of the target table of a reference or multi-reference field."
     referenceTableId: ID
+    "What people read for the field; empty or absent: the name."
+    label: String
     description: String
   }
 
@@ -141,6 +165,8 @@ const typeDefs = /* GraphQL */ `
     "The application's tables."
     tables: [AppTable!]!
     table(_id: ID!): AppTable
+    "Features, hooks and roles' rules that use a table's field (without field, the table): what a change or a deletion may break. Read from their code and rules, best-effort: names built at run time are not seen."
+    fieldUsage(tableId: ID!, field: String): [FieldUse!]!
   }
 
   extend type Mutation {
@@ -150,8 +176,12 @@ const typeDefs = /* GraphQL */ `
     updateTable(_id: ID!, name: String, description: String): AppTable!
     "Adds a field; a required field needs a table without rows."
     addTableField(tableId: ID!, field: AppFieldInput!): AppTable!
-    "Changes a field's description; field is its _id or name."
-    updateTableField(tableId: ID!, field: String!, description: String!): AppTable!
+    """
+    Changes a field (its _id or name); what is not given stays. A rename keeps the values and follows in roles' rules. A new type converts every stored value or changes nothing: text to number, boolean, date, datetime or json when each value parses; anything to text; number, boolean, date and datetime to json; date to datetime (midnight UTC) and datetime to date (midnight UTC only); reference and multi-reference into each other; other changes, and a change of the referenced table, only while no record holds a value. required needs a value in every record, unique no repeated value.
+    """
+    updateTableField(tableId: ID!, field: String!, name: String, label: String, description: String, type: FieldType, referenceTableId: ID, required: Boolean, unique: Boolean): AppTable!
+    "Deletes a field and its value in every record (needs confirm: true and config:delete); refused while a role's filter names it."
+    deleteTableField(tableId: ID!, field: String!, confirm: Boolean!): AppTable!
     "Sets one non-admin role's rules on a table's records (admin only: roles:write)."
     setTableAccess(tableId: ID!, roleId: ID!, access: TableAccessInput!): TableAccess!
     "Drops a table and its records (needs confirm: true)."
@@ -165,6 +195,7 @@ export const tablesModule: GraphQLModule = {
     AppTable: {
       operations: (table, _a, ctx) => ctx.services.graphql.recordNames((table as { _id: string })._id),
       access: (table, _a, ctx) => (table as Table).access ?? ctx.services.tables.tableAccess(requireUser(ctx), (table as Table)._id),
+      recordCount: (table, args, ctx) => ctx.services.tables.recordCount(requireUser(ctx), (table as Table)._id, args.field ?? undefined),
     },
     User: {
       tableAccess: (user, _a, ctx) => ctx.services.tables.effectiveAccess(requireUser(ctx), (user as { _id: string })._id),
@@ -172,12 +203,14 @@ export const tablesModule: GraphQLModule = {
     Query: {
       tables: (_s, _a, ctx) => ctx.services.tables.listTables(requireUser(ctx)),
       table: (_s, args, ctx) => ctx.services.tables.getTable(requireUser(ctx), args._id),
+      fieldUsage: (_s, args, ctx) => ctx.services.tables.fieldUsage(requireUser(ctx), withoutNulls(args) as never),
     },
     Mutation: {
       createTable: (_s, args, ctx) => ctx.services.tables.createTable(requireUser(ctx), withoutNulls(args) as never),
       updateTable: (_s, args, ctx) => ctx.services.tables.updateTable(requireUser(ctx), withoutNulls(args) as never),
       addTableField: (_s, args, ctx) => ctx.services.tables.addTableField(requireUser(ctx), args as never),
-      updateTableField: (_s, args, ctx) => ctx.services.tables.updateTableField(requireUser(ctx), args as never),
+      updateTableField: (_s, args, ctx) => ctx.services.tables.updateTableField(requireUser(ctx), withoutNulls(args) as never),
+      deleteTableField: (_s, args, ctx) => ctx.services.tables.deleteTableField(requireUser(ctx), args as never),
       setTableAccess: (_s, args, ctx) => ctx.services.tables.setTableAccess(requireUser(ctx), args as never),
       deleteTable: (_s, args, ctx) => ctx.services.tables.deleteTable(requireUser(ctx), args as never),
     },

@@ -16,9 +16,9 @@ function queryResolvers(table: RecordTable, names: RecordTypeNames): Record<stri
 
 function mutationResolvers(table: RecordTable, names: RecordTypeNames): Record<string, Resolver> {
   return {
-    [names.create]: (_s, args, ctx) => ctx.services.records.create(ctx.principal, table.id, args.data ?? {}),
-    [names.update]: (_s, args, ctx) => ctx.services.records.update(ctx.principal, table.id, args.Id, args.data ?? {}),
-    [names.delete]: (_s, args, ctx) => ctx.services.records.delete(ctx.principal, table.id, args.Id),
+    [names.create]: (_s, args, ctx) => ctx.services.records.create(ctx.principal, table.id, args.data ?? {}, { scratch: ctx.scratch }),
+    [names.update]: (_s, args, ctx) => ctx.services.records.update(ctx.principal, table.id, args.Id, args.data ?? {}, { scratch: ctx.scratch }),
+    [names.delete]: (_s, args, ctx) => ctx.services.records.delete(ctx.principal, table.id, args.Id, { scratch: ctx.scratch }),
   };
 }
 

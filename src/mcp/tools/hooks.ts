@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { unifiedDiff } from '../../platform/code-patches.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
 import { createHookInput, deleteHookInput, editHookCodeInput, hookRefInput, listHooksInput, updateHookInput } from '../../hooks/schema.js';
+import { webhookUrl } from '../../runtime/webhooks.js';
 import { codeValidationOutput, diffOutput, hookOutput, plain } from './shared.js';
 
 export const listHooks = defineTool({
@@ -79,13 +80,16 @@ export const createHook = defineTool({
   scope: 'hooks:write',
   title: 'Create a hook',
   description:
-    'Creates a server-side hook: beforeSave/afterSave on a table (tableId required) or webHook (public endpoint /api/webhook/<name>; name 2-64 letters, digits, _ and -). Code is `async function (instance) { ... }`. Every owner is e-mailed.',
+    'Creates a server-side hook: beforeSave/afterSave on a table (tableId required) or webHook (public endpoint /api/webhook/<name>; name 2-64 letters, digits, _ and -; the answer gives its url). Code is `async function (instance) { ... }`. Every owner is e-mailed.',
   input: createHookInput,
-  output: z.object({ hook: hookOutput }),
+  output: z.object({
+    hook: hookOutput,
+    url: z.string().optional().describe("A webhook's URL, where callers POST: /api/webhook/<name> on this server (TRELLIS_PUBLIC_URL when set)"),
+  }),
   annotations: CREATE,
   async run(services, principal, args) {
     const hook = await services.hooks.createHook(principal, args);
-    return { data: { hook: plain({ ...hook, content: undefined }) } };
+    return { data: { hook: plain({ ...hook, content: undefined }), ...(hook.type === 'webHook' ? { url: webhookUrl(principal.baseUrl, hook.name) } : {}) } };
   },
 });
 

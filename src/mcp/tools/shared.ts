@@ -101,6 +101,7 @@ export const entityOutput = z.object({
       required: z.boolean(),
       unique: z.boolean(),
       referenceTableId: z.string().nullable(),
+      label: z.string().describe("What people read for the field; empty: its name"),
       description: z.string(),
     }),
   ),

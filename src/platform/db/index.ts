@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import { DISK_RESERVE_MB, diskReserveCheck, freeBytesOf } from './disk-reserve.js';
 import { NotificationListener } from './listener.js';
 import { migrateToLatest } from './migrations.js';
+import { partitionTimeTables } from './partitions.js';
 import { PGliteDialect } from './pglite-dialect.js';
 import { createPGliteFolder, privateFolder } from './pglite-template.js';
 import type { Database } from './types.js';
@@ -33,6 +34,8 @@ export interface DatabaseHandle {
    * transactions after a checkpoint, so that it opens as the database was at that moment.
    */
   dumpDataDir?(): Promise<Uint8Array>;
+  /** Embedded database only: milliseconds since its last statement started (maintenance waits for quiet). */
+  idleMs?(): number;
   close(): Promise<void>;
 }
 
@@ -41,18 +44,30 @@ export interface OpenOptions {
   dataDir: string;
   /** Embedded database only: free space kept on its disk, writes refused below it (default DISK_RESERVE_MB, 32). */
   diskReserveMb?: number;
+  /** Told what a first start is doing, step by step (creating a new embedded database takes seconds to a minute). */
+  onProgress?: (message: string) => void;
 }
 
 /** Opens the database and brings its schema up to date. */
 export async function openDatabase(options: OpenOptions): Promise<DatabaseHandle> {
-  const handle = options.databaseUrl ? await openPostgres(options.databaseUrl) : await openPGlite(options.dataDir, options.diskReserveMb ?? DISK_RESERVE_MB);
+  const handle = options.databaseUrl ? await openPostgres(options.databaseUrl) : await openPGlite(options.dataDir, options.diskReserveMb ?? DISK_RESERVE_MB, options.onProgress);
   try {
     await migrateToLatest(handle.db as Kysely<unknown>);
+    // On a server, the tables that only grow by time are partitioned by day (partitions.ts).
+    if (handle.kind === 'postgres') await partitionTimeTables(handle.db);
   } catch (error) {
     await handle.close();
     throw error;
   }
   return handle;
+}
+
+/** Creates the embedded database of a new data folder, saying so when there is someone to tell. */
+async function createFolder(dataDir: string, folder: string, onProgress?: (message: string) => void): Promise<void> {
+  const started = performance.now();
+  onProgress?.(`First start: creating the database in ${dataDir}…`);
+  await createPGliteFolder(folder, PGLITE_CONF, { onProgress });
+  onProgress?.(`Database created in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
 /** The folder of the embedded database inside a data folder. */
@@ -61,8 +76,10 @@ export function pgliteFolder(dataDir: string): string {
 }
 
 // PostgreSQL's default 128 MB of shared buffers would sit in this process's memory; an embedded
-// single-application database works in far less.
-const PGLITE_CONF = ['shared_buffers = 16MB', 'wal_buffers = 1MB'];
+// single-application database works in far less. PGlite has no checkpointer: it checkpoints only
+// when asked (embedded-maintenance.ts), and then keeps up to min_wal_size (80 MB by default) of old
+// log segments for reuse; two 16 MB segments keep the folder small and level (issue 22).
+const PGLITE_CONF = ['shared_buffers = 16MB', 'wal_buffers = 1MB', 'min_wal_size = 32MB'];
 
 /**
  * Creates the embedded database of `dataDir` from a tarball `dumpDataDir` made, and closes it.
@@ -76,13 +93,19 @@ export async function loadPGliteDataDir(dataDir: string, tarball: Uint8Array): P
   await pglite.close();
 }
 
-async function openPGlite(dataDir: string, diskReserveMb: number): Promise<DatabaseHandle> {
+async function openPGlite(dataDir: string, diskReserveMb: number, onProgress?: (message: string) => void): Promise<DatabaseHandle> {
   const folder = pgliteFolder(dataDir);
   privateFolder(folder);
-  if (!existsSync(join(folder, 'PG_VERSION'))) await createPGliteFolder(folder, PGLITE_CONF);
+  if (!existsSync(join(folder, 'PG_VERSION'))) await createFolder(dataDir, folder, onProgress);
   const { PGlite } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create(folder, { postgresqlconf: PGLITE_CONF });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, { beforeQuery: diskReserveCheck(freeBytesOf(folder), diskReserveMb * 1024 * 1024) }) });
+  const reserveCheck = diskReserveCheck(freeBytesOf(folder), diskReserveMb * 1024 * 1024);
+  let lastQueryAt = performance.now();
+  const beforeQuery = (text: string) => {
+    lastQueryAt = performance.now();
+    reserveCheck(text);
+  };
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite, { beforeQuery }) });
   return {
     db,
     kind: 'pglite',
@@ -95,6 +118,7 @@ async function openPGlite(dataDir: string, diskReserveMb: number): Promise<Datab
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    idleMs: () => performance.now() - lastQueryAt,
     // Holding the connection waits for the transaction in progress and keeps the next one out.
     dumpDataDir: () =>
       db.connection().execute(async (connection) => {

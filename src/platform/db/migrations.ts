@@ -282,6 +282,50 @@ export const MIGRATIONS: Record<string, Migration> = {
       );
     },
   },
+  // The HTTP status a webhook answered (issue 20): a run whose code answered 4xx or 5xx with
+  // respond() is told apart from one that succeeded. Null for save hooks and for runs stored before.
+  '0006_hook_run_http_status': {
+    async up(db) {
+      await runStatements(db, `alter table hook_runs add column http_status integer`);
+    },
+  },
+  // What people read for a field (issue 20): 'Due date' for dueDate; empty reads as the field's name.
+  '0007_field_labels': {
+    async up(db) {
+      await runStatements(db, `alter table app_fields add column label text not null default ''`);
+    },
+  },
+  // The run log keeps failures and a sample of successes (issue 22); every run is counted here, per
+  // hook and period. Rows are upserted by each replica (counts add up), so the key is (hook, period).
+  // An index on the run log's time lets retention delete the oldest rows in small batches.
+  '0008_hook_run_stats': {
+    async up(db) {
+      await runStatements(
+        db,
+        `
+        create table hook_run_stats (
+          hook_id text not null,
+          period_start timestamptz not null,
+          hook_name text not null,
+          period_ms integer not null,
+          runs integer not null,
+          refused integer not null,
+          errors integer not null,
+          timeouts integer not null,
+          memory integer not null,
+          duration_p50_ms integer not null,
+          duration_p95_ms integer not null,
+          duration_max_ms integer not null,
+          queued_p95_ms integer not null,
+          queued_max_ms integer not null,
+          primary key (hook_id, period_start)
+        );
+        create index hook_run_stats_period on hook_run_stats(period_start);
+        create index hook_runs_started on hook_runs(started_at)
+      `,
+      );
+    },
+  },
 };
 
 /** Runs a script of `;`-terminated statements one by one (PGlite's extended protocol takes one). */

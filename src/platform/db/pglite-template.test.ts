@@ -31,7 +31,7 @@ describe.skipIf(process.env.TRELLIS_TEST_DATABASE === 'postgres')('createPGliteF
     utimesSync(join(cache, 'pglite-0.0.1-earlier'), hourAgo, hourAgo);
 
     const folders = [1, 2].map((n) => join(root, `data-${n}`, 'pgdata'));
-    await Promise.all(folders.map((folder) => createPGliteFolder(folder, CONF, cache)));
+    await Promise.all(folders.map((folder) => createPGliteFolder(folder, CONF, { cache })));
 
     const templates = readdirSync(cache).filter((name) => name !== 'pglite-0.0.2-recent');
     expect(templates).toHaveLength(1);
@@ -43,15 +43,29 @@ describe.skipIf(process.env.TRELLIS_TEST_DATABASE === 'postgres')('createPGliteF
     expect([cache, ...folders].map(modeOf)).toEqual([0o700, 0o700, 0o700]);
     // A cache an earlier version left open is closed at the next copy.
     chmodSync(cache, 0o755);
-    await createPGliteFolder(join(root, 'data-3', 'pgdata'), CONF, cache);
+    await createPGliteFolder(join(root, 'data-3', 'pgdata'), CONF, { cache });
     expect([cache, join(root, 'data-3', 'pgdata')].map(modeOf)).toEqual([0o700, 0o700]);
+  });
+
+  it('tells each step of making a template (a first start of the installation), and nothing when it copies one', async () => {
+    const fresh = join(root, 'fresh-cache');
+    const told: string[] = [];
+    await createPGliteFolder(join(root, 'told-1', 'pgdata'), CONF, { cache: fresh, onProgress: (message) => told.push(message) });
+    expect(told).toEqual([
+      "Making the embedded database: PostgreSQL's initdb and the migrations run once per installation (up to a minute)…",
+      expect.stringMatching(/^PostgreSQL initialised \(initdb\) in \d+\.\d s$/),
+      expect.stringMatching(/^Tables of Trellis created \(migrations\) in \d+\.\d s$/),
+    ]);
+    told.length = 0;
+    await createPGliteFolder(join(root, 'told-2', 'pgdata'), CONF, { cache: fresh, onProgress: (message) => told.push(message) });
+    expect(told).toEqual([]);
   });
 
   it('makes anew a folder holding the remains of a creation cut short (files but no PG_VERSION)', async () => {
     const folder = join(root, 'cut-short', 'pgdata');
     mkdirSync(join(folder, 'base'), { recursive: true });
     writeFileSync(join(folder, 'postgresql.conf'), 'half written');
-    await createPGliteFolder(folder, CONF, cache);
+    await createPGliteFolder(folder, CONF, { cache });
     expect(existsSync(join(folder, 'PG_VERSION'))).toBe(true);
     expect(await migrationsOf(folder)).toEqual(Object.keys(MIGRATIONS).sort());
   });
@@ -63,7 +77,7 @@ describe.skipIf(process.env.TRELLIS_TEST_DATABASE === 'postgres')('createPGliteF
     // With the remains of a creation cut short, which initdb must not meet.
     mkdirSync(join(folder, 'base', '1'), { recursive: true });
     writeFileSync(join(folder, 'postgresql.conf'), 'half written');
-    await createPGliteFolder(folder, CONF, join(blocked, 'cache'));
+    await createPGliteFolder(folder, CONF, { cache: join(blocked, 'cache') });
     expect(await migrationsOf(folder)).toEqual(Object.keys(MIGRATIONS).sort());
   });
 });

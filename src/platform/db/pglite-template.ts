@@ -11,6 +11,16 @@ import { fileURLToPath } from 'node:url';
  */
 const MARKER = 'PG_VERSION';
 
+export interface CreateFolderOptions {
+  /** Where templates are kept; default `node_modules/.cache/trellis/`. */
+  cache?: string;
+  /** Told each step of a slow creation (making the template: PostgreSQL's initdb, the migrations), and every 10 s while it lasts. */
+  onProgress?: (message: string) => void;
+}
+
+/** How often a slow creation says it is still at work. */
+const PROGRESS_TICK_MS = 10_000;
+
 /**
  * Creates the embedded database of the new folder `folder` (which may exist, empty or holding the
  * remains of a creation cut short) as a copy of a migrated template made once per PGlite version,
@@ -19,11 +29,12 @@ const MARKER = 'PG_VERSION';
  * by a rename, so concurrent first starts never see half of one. Where there is no build or the
  * cache cannot be written (a read-only installation), the folder is made directly by that child.
  */
-export async function createPGliteFolder(folder: string, conf: readonly string[], cache: string = defaultCache()): Promise<void> {
+export async function createPGliteFolder(folder: string, conf: readonly string[], options: CreateFolderOptions = {}): Promise<void> {
+  const { cache = defaultCache(), onProgress } = options;
   const script = templateScript();
   let template: string | undefined;
   try {
-    if (script) template = await ensureTemplate(script, conf, cache);
+    if (script) template = await ensureTemplate(script, conf, cache, onProgress);
   } catch (error) {
     if (!isUnwritable(error)) throw error;
   }
@@ -41,11 +52,24 @@ export async function createPGliteFolder(folder: string, conf: readonly string[]
   }
   // What a creation cut short left (no PG_VERSION, so never a database) must not meet initdb.
   for (const entry of readdirSync(folder)) rmSync(join(folder, entry), { recursive: true, force: true });
-  return makeDatabase(script, folder, conf);
+  return makeSlowly(() => makeDatabase(script, folder, conf, onProgress), onProgress);
+}
+
+/** Runs a creation that takes seconds to a minute, saying so before and every 10 s while it lasts. */
+async function makeSlowly(make: () => Promise<void>, onProgress: ((message: string) => void) | undefined): Promise<void> {
+  if (!onProgress) return make();
+  onProgress("Making the embedded database: PostgreSQL's initdb and the migrations run once per installation (up to a minute)…");
+  const started = Date.now();
+  const ticker = setInterval(() => onProgress(`…still making the database (${Math.round((Date.now() - started) / 1000)} s)`), PROGRESS_TICK_MS);
+  try {
+    await make();
+  } finally {
+    clearInterval(ticker);
+  }
 }
 
 /** The template folder for this build and `conf`, made first when missing. */
-async function ensureTemplate(script: string, conf: readonly string[], cache: string): Promise<string> {
+async function ensureTemplate(script: string, conf: readonly string[], cache: string, onProgress?: (message: string) => void): Promise<string> {
   const template = join(cache, templateName(script, conf));
   if (existsSync(join(template, MARKER))) {
     try {
@@ -58,7 +82,7 @@ async function ensureTemplate(script: string, conf: readonly string[], cache: st
   privateFolder(dirname(template));
   const staging = `${template}.${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    await makeDatabase(script, staging, conf);
+    await makeSlowly(() => makeDatabase(script, staging, conf, onProgress), onProgress);
     try {
       renameSync(staging, template);
     } catch (error) {
@@ -116,19 +140,20 @@ function templateScript(): string | undefined {
  * Creates the embedded database in `folder` in a short-lived child process, migrated when the
  * build's script is there. PGlite's initdb grows the WebAssembly memory to several hundred MB and
  * WebAssembly memory never shrinks: done in the server's process, its first start would idle at
- * three times the memory of every restart.
+ * three times the memory of every restart. Each line the script prints (its steps) goes to `onProgress`.
  */
-function makeDatabase(script: string | undefined, folder: string, conf: readonly string[]): Promise<void> {
+function makeDatabase(script: string | undefined, folder: string, conf: readonly string[], onProgress?: (message: string) => void): Promise<void> {
   const bare = `const { PGlite } = await import(process.argv[1]); const db = await PGlite.create(process.argv[2], { postgresqlconf: JSON.parse(process.argv[3]) }); await db.close();`;
   const args = script
     ? [script, folder, JSON.stringify(conf)]
     : ['--input-type=module', '-e', bare, createRequire(import.meta.url).resolve('@electric-sql/pglite'), folder, JSON.stringify(conf)];
   privateFolder(folder);
   return new Promise<void>((resolve, reject) => {
-    execFile(process.execPath, args, { maxBuffer: 1024 * 1024 }, (error, _stdout, stderr) => {
+    const child = execFile(process.execPath, args, { maxBuffer: 1024 * 1024 }, (error, _stdout, stderr) => {
       if (error) reject(new Error(`Could not create the embedded database in ${folder}: ${stderr.trim().split('\n').slice(-3).join(' ') || error.message}`));
       else resolve();
     });
+    if (onProgress) child.stdout?.on('data', (chunk: Buffer) => String(chunk).split('\n').filter((line) => line.trim()).forEach((line) => onProgress(line.trim())));
   });
 }
 

@@ -132,6 +132,8 @@ export interface AppFieldsTable {
   unique: Defaulted<boolean>;
   reference_table_id: string | null;
   description: Defaulted<string>;
+  /** What people read for the field; empty: its name. */
+  label: Defaulted<string>;
   position: number;
   created_at: CreatedAt;
 }
@@ -236,6 +238,27 @@ export interface HookRunsTable {
   queued_ms: number | null;
   /** The HTTP request that caused the run (x-request-id); null when none did or stored before. */
   request_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The HTTP status a webhook answered (500 when its code failed); null for save hooks and runs stored before. */
+  http_status: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** Runs of one hook in one period, counted by every replica (migration 0008). */
+export interface HookRunStatsTable {
+  /** The hook's _id as it ran (kept after the hook is deleted). */
+  hook_id: string;
+  period_start: Timestamp;
+  hook_name: string;
+  period_ms: number;
+  runs: number;
+  refused: number;
+  errors: number;
+  timeouts: number;
+  memory: number;
+  duration_p50_ms: number;
+  duration_p95_ms: number;
+  duration_max_ms: number;
+  queued_p95_ms: number;
+  queued_max_ms: number;
 }
 
 export interface MailOutboxTable {
@@ -271,6 +294,7 @@ export interface Database {
   audit_events: AuditEventsTable;
   mcp_audit_logs: McpAuditLogsTable;
   hook_runs: HookRunsTable;
+  hook_run_stats: HookRunStatsTable;
   mail_outbox: MailOutboxTable;
 }
 

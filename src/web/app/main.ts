@@ -1,14 +1,16 @@
-// The application page (GET /app, /app/feature/<id>): the shell of the signed-in user (menus of the
-// features their role sees, theme variables) and one sandboxed frame for the open feature. Written
-// without a framework: the shell stays small and the frame starts loading at once.
+// The application page (GET /app, /app/feature/<id>?<params>): the shell of the signed-in user (menus
+// of the features their role sees, theme variables) and one sandboxed frame for the open feature,
+// which gets the parameters of the address and may ask to open another feature the user sees. The
+// errors the feature does not catch show above it. Written without a framework: the shell stays
+// small and the frame starts loading at once.
 import '../shared/base.css';
 import './app.css';
 import { h } from '../shared/dom.js';
 import { mountFeatureFrame } from '../shared/frame-host.js';
-import { TABLE_ACCESS_FIELDS, type FrameTableAccess } from '../shared/frame-protocol.js';
+import { featureQuery, TABLE_ACCESS_FIELDS, type FeatureParams, type FrameTableAccess } from '../shared/frame-protocol.js';
 import { graphql, graphqlAnswer, GraphQLRequestError, SessionExpiredError } from '../shared/graphql.js';
-import { loadSession, signOut } from '../shared/session.js';
-import { renderSignIn } from '../shared/sign-in.js';
+import { loadSession } from '../shared/session.js';
+import { renderSignIn, signOutButton } from '../shared/sign-in.js';
 
 interface AppPage {
   name: string;
@@ -42,11 +44,23 @@ const root = document.getElementById('root')!;
 let page: AppPage | null = null;
 let main: HTMLElement | null = null;
 let frame: { destroy(): void } | null = null;
-let shownFeature: string | null | undefined;
+/** The address of the feature shown (its path and parameters), null for the home page. */
+let shownAddress: string | null | undefined;
 
-function featureFromLocation(): string | null {
+/** The feature of the address and its parameters: /app/feature/order-detail?order=12. */
+interface FeatureAddress {
+  featureId: string;
+  params: FeatureParams;
+}
+
+function featureFromLocation(): FeatureAddress | null {
   const match = /^\/app\/feature\/([^/]+)\/?$/.exec(location.pathname);
-  return match ? decodeURIComponent(match[1]!) : null;
+  if (!match) return null;
+  try {
+    return { featureId: decodeURIComponent(match[1]!), params: Object.fromEntries(new URLSearchParams(location.search)) };
+  } catch {
+    return null;
+  }
 }
 
 function showSignIn(notice?: string) {
@@ -64,12 +78,14 @@ function fail(error: unknown) {
   frame?.destroy();
   frame = null;
   if (error instanceof SessionExpiredError) return ended();
-  root.replaceChildren(h('main', { className: 'app-message', role: 'alert' }, (error as Error).message));
+  // A page that could not load still lets the user leave: sign out, and sign in as someone else.
+  root.replaceChildren(h('main', { className: 'app-message' }, h('p', { role: 'alert' }, (error as Error).message), signOutButton(() => showSignIn())));
 }
 
 async function start() {
   if (!loadSession()) return showSignIn();
-  const featureId = featureFromLocation();
+  const address = featureFromLocation();
+  const featureId = address?.featureId ?? null;
   // One request for the page and the feature; the frame starts loading before it is answered.
   const answer = graphqlAnswer<AppPageAnswer>(featureId ? APP_PAGE_AND_FEATURE : APP_PAGE, featureId ? { id: featureId } : {});
   const pageReady = answer.then(({ data, errors }): AppPage => {
@@ -83,8 +99,8 @@ async function start() {
   });
   featureReady.catch(() => {});
   buildShell();
-  shownFeature = undefined;
-  if (featureId) void show(featureId, featureReady, pageReady);
+  shownAddress = undefined;
+  if (address) void show(address, featureReady, pageReady);
   try {
     page = await pageReady;
   } catch (error) {
@@ -101,13 +117,13 @@ function link(href: string, featureId: string | null, ...children: (Node | strin
   anchor.addEventListener('click', (event) => {
     if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
     event.preventDefault();
-    open(featureId);
+    open(featureId ? { featureId, params: {} } : null);
   });
   return anchor;
 }
 
-function featureHref(featureId: string) {
-  return `/app/feature/${encodeURIComponent(featureId)}`;
+function featureHref(featureId: string, params: FeatureParams = {}) {
+  return `/app/feature/${encodeURIComponent(featureId)}${featureQuery(params)}`;
 }
 
 let header: HTMLElement | null = null;
@@ -125,14 +141,9 @@ function buildShell() {
 
 /** Fills the header and the menus in place: the main area (and a frame loading in it) stays. */
 function fillShell(app: AppPage) {
-  const signOutButton = h('button', { type: 'button' }, 'Sign out');
-  signOutButton.addEventListener('click', () => {
-    void signOut(loadSession());
-    showSignIn();
-  });
   const name = link('/app', null, app.name);
   name.className = 'app-name';
-  header!.replaceChildren(name, h('span', { className: 'app-user' }, `${app.user.email} · ${app.user.roleName}`), signOutButton);
+  header!.replaceChildren(name, h('span', { className: 'app-user' }, `${app.user.email} · ${app.user.roleName}`), signOutButton(() => showSignIn()));
   nav!.removeAttribute('aria-busy');
   nav!.replaceChildren(
     ...(app.menus.length === 0 ? [h('p', { className: 'muted' }, 'No menu entries for your role.')] : []),
@@ -155,38 +166,62 @@ function markCurrent(featureId: string | null) {
   }
 }
 
-function open(featureId: string | null) {
-  const path = featureId ? featureHref(featureId) : '/app';
-  if (location.pathname !== path) history.pushState(null, '', path);
-  void show(featureId);
+function open(address: FeatureAddress | null) {
+  const path = address ? featureHref(address.featureId, address.params) : '/app';
+  if (location.pathname + location.search !== path) history.pushState(null, '', path);
+  void show(address);
 }
 
-async function show(featureId: string | null, prefetched?: Promise<RunnableFeature>, pageReady: Promise<AppPage> | undefined = page ? Promise.resolve(page) : undefined) {
-  if (!main || !pageReady || featureId === shownFeature) return;
-  shownFeature = featureId;
+/**
+ * A feature asked to open another: only a published feature the user's role sees (the server
+ * refuses any other code anyway), else the shell says so and the page stays.
+ */
+function openFromFeature(target: string, params: FeatureParams, area: HTMLElement) {
+  const wanted = target.toLowerCase();
+  const feature = page?.features.find((entry) => entry._id === target) ?? page?.features.find((entry) => entry.name.toLowerCase() === wanted);
+  if (feature) return open({ featureId: feature._id, params });
+  showFrameError(area, `This page tried to open the page '${target}', which does not exist or which your role does not see.`);
+}
+
+/** An error of the shown feature, above its frame: the newest one, until it is dismissed or the feature changes. */
+function showFrameError(area: HTMLElement, message: string) {
+  area.querySelector('.app-frame-error')?.remove();
+  const dismiss = h('button', { type: 'button' }, 'Dismiss');
+  const notice = h('div', { className: 'app-frame-error', role: 'alert' }, h('strong', {}, 'This page hit an error'), h('p', {}, message), dismiss);
+  dismiss.addEventListener('click', () => notice.remove());
+  area.prepend(notice);
+}
+
+async function show(address: FeatureAddress | null, prefetched?: Promise<RunnableFeature>, pageReady: Promise<AppPage> | undefined = page ? Promise.resolve(page) : undefined) {
+  const key = address ? featureHref(address.featureId, address.params) : null;
+  if (!main || !pageReady || key === shownAddress) return;
+  shownAddress = key;
   frame?.destroy();
   frame = null;
-  markCurrent(featureId);
+  markCurrent(address?.featureId ?? null);
   const area = main;
-  if (!featureId) {
+  if (!address) {
     const app = await pageReady;
     document.title = app.name;
     area.replaceChildren(home(app));
     return;
   }
+  const { featureId } = address;
   area.replaceChildren();
   area.removeAttribute('data-rendered');
   const loading = prefetched ?? graphql<{ appFeature: RunnableFeature }>(APP_FEATURE, { id: featureId }).then((data) => data.appFeature);
   // The frame loads while the code is requested; it renders once both are there.
   frame = mountFeatureFrame(area, {
     featureId,
+    params: address.params,
     feature: Promise.all([loading, pageReady]).then(([feature, app]) => ({
       title: feature.name,
       script: feature.script,
       user: { _id: app.user._id, email: app.user.email, name: app.user.name, roleName: app.user.roleName, tableAccess: app.user.tableAccess },
       cssVariables: app.cssVariables,
     })),
-    onNavigate: (id) => open(id),
+    onNavigate: (target, params) => openFromFeature(target, params, area),
+    onError: (message) => showFrameError(area, message),
     onSessionExpired: ended,
     onRendered: () => area.setAttribute('data-rendered', featureId),
   });
@@ -195,7 +230,7 @@ async function show(featureId: string | null, prefetched?: Promise<RunnableFeatu
     feature = await loading;
   } catch (error) {
     if (error instanceof SessionExpiredError) return ended();
-    if (shownFeature !== featureId) return;
+    if (shownAddress !== key) return;
     frame?.destroy();
     frame = null;
     const code = error instanceof GraphQLRequestError ? error.code : undefined;
@@ -203,7 +238,7 @@ async function show(featureId: string | null, prefetched?: Promise<RunnableFeatu
     area.replaceChildren(h('section', { className: 'app-message', role: 'alert' }, h('h1', {}, title), h('p', {}, (error as Error).message)));
     return;
   }
-  if (shownFeature === featureId) document.title = `${feature.name} · ${(await pageReady).name}`;
+  if (shownAddress === key) document.title = `${feature.name} · ${(await pageReady).name}`;
 }
 
 function home(app: AppPage) {

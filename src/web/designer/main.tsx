@@ -3,6 +3,7 @@ import { StrictMode, Suspense, lazy, useCallback, useEffect, useMemo, useRef, us
 import { createRoot } from 'react-dom/client';
 import '../shared/base.css';
 import './designer.css';
+import { GraphQLRequestError } from '../shared/graphql.js';
 import { loadSession, replaceSessionToken, signIn, signOut, type Session } from '../shared/session.js';
 import { DesignerContext, errorMessage, makeRun, useDesigner, type DesignerContextValue, type Me } from './api.js';
 import { ErrorText, Loading } from './components.js';
@@ -95,7 +96,11 @@ function Designer() {
         setProfile({ me, permissions, appName: application.name });
         document.title = `${application.name} · Trellis designer`;
       })
-      .catch((error) => setLoadError(errorMessage(error)));
+      .catch((error) => {
+        // The designer needs config:read; someone whose role lacks it uses the application page.
+        if (lacksPermission(error, 'config:read')) location.replace('/app');
+        else setLoadError(errorMessage(error));
+      });
   }, [session, expired, run, appTick]);
 
   const context = useMemo<DesignerContextValue | null>(
@@ -115,7 +120,29 @@ function Designer() {
   if (!session) return <SignInPage onSignedIn={setSession} />;
   if (!context) {
     if (expired) return <SignInPage notice="Your session has ended. Sign in again." onSignedIn={(next) => (setExpired(false), setSession(next))} />;
-    return loadError ? <p className="error" role="alert">{loadError}</p> : <Loading />;
+    if (!loadError) return <Loading />;
+    return (
+      <main className="sign-in">
+        <div className="panel stack">
+          <p className="error" role="alert">
+            {loadError}
+          </p>
+          <div className="row">
+            <a href="/app">Open the application</a>
+            <button
+              type="button"
+              onClick={() => {
+                void signOut(session);
+                setSession(null);
+                setLoadError(null);
+              }}
+            >
+              Sign out
+            </button>
+          </div>
+        </div>
+      </main>
+    );
   }
 
   const items = NAV.filter((item) => !item.adminOnly || context.isAdmin);
@@ -176,6 +203,11 @@ function Designer() {
       </div>
     </DesignerContext.Provider>
   );
+}
+
+/** Whether a failed call was refused for want of `permission` (FORBIDDEN with details.missingPermission). */
+function lacksPermission(error: unknown, permission: string): boolean {
+  return error instanceof GraphQLRequestError && error.errors.some((entry) => entry.extensions?.details?.missingPermission === permission);
 }
 
 /** The signed-in user's own password: the current one, a new one; every other session ends. */

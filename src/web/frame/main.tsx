@@ -1,11 +1,13 @@
 // A feature's frame (GET /app/frame): sandboxed without same-origin rights, under a CSP that allows
 // it no network, and without WebRTC, which that CSP does not govern. It offers exactly the modules
-// of the authoring guide, waits for the host to send the compiled feature, and renders its default export.
+// of the authoring guide, waits for the host to send the compiled feature, renders its default
+// export, and tells the host, in plain words, of every error the page does not catch.
 import * as React from 'react';
 import * as jsxRuntime from 'react/jsx-runtime';
 import { createRoot, type Root } from 'react-dom/client';
 import { ALLOWED_FEATURE_MODULES } from '../../features/modules.js';
 import type { HostMessage } from '../shared/frame-protocol.js';
+import { plainFrameError } from './errors.js';
 import { registeredModule } from './modules/register.js';
 import * as runtime from './runtime.js';
 import * as ui from './ui.js';
@@ -30,6 +32,8 @@ const ON_DEMAND = new Set(['date-fns', 'lodash-es']);
 
 for (const module of ALLOWED_FEATURE_MODULES) {
   if (!(module.name in BUILT_IN) && !ON_DEMAND.has(module.name)) throw new Error(`The frame lacks the module ${module.name}`);
+  const missing = module.exports?.filter((name) => typeof (BUILT_IN[module.name] as Record<string, unknown>)[name] !== 'function');
+  if (missing?.length) throw new Error(`The frame's ${module.name} lacks ${missing.join(', ')}`);
 }
 
 function allowedNames(): string {
@@ -65,10 +69,10 @@ class ErrorBoundary extends React.Component<{ children: React.ReactNode }, { err
     return { error: error instanceof Error ? error : new Error(String(error)) };
   }
   override componentDidCatch(error: Error) {
-    post({ trellis: 'failed', message: error.message });
+    post({ trellis: 'failed', message: plainFrameError(error) });
   }
   override render() {
-    return this.state.error ? <ErrorPanel message={this.state.error.message} /> : this.props.children;
+    return this.state.error ? <ErrorPanel message={plainFrameError(this.state.error)} /> : this.props.children;
   }
 }
 
@@ -100,8 +104,9 @@ async function render(message: Extract<HostMessage, { trellis: 'render' }>) {
     if (typeof exported !== 'function') throw new Error('The feature has no default export that is a component');
     Page = exported as React.ComponentType;
   } catch (error) {
-    root.render(<ErrorPanel message={(error as Error).message} />);
-    post({ trellis: 'failed', message: (error as Error).message });
+    const message = plainFrameError(error);
+    root.render(<ErrorPanel message={message} />);
+    post({ trellis: 'failed', message });
     return;
   }
   root.render(
@@ -115,6 +120,11 @@ async function render(message: Extract<HostMessage, { trellis: 'render' }>) {
 const style = document.createElement('style');
 style.textContent = UI_CSS;
 document.head.append(style);
+
+// What the page does not catch (an event handler that throws, a rejected data call) would reach only
+// the console: the host shows it.
+window.addEventListener('error', (event) => post({ trellis: 'error', message: plainFrameError(event.error ?? event.message) }));
+window.addEventListener('unhandledrejection', (event) => post({ trellis: 'error', message: plainFrameError(event.reason) }));
 
 window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
   // Only the host that embeds this frame speaks to it; other frames' messages are ignored.

@@ -1,8 +1,9 @@
 // @trellis/runtime inside a feature's frame: data through the host by postMessage, navigation
-// through the host, the signed-in user as the host sent it.
+// through the host (which checks the target), the signed-in user and the page's parameters as the host sent them.
 import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
-import type { FrameMessage, HostMessage } from '../shared/frame-protocol.js';
+import { FEATURE_PARAMS_MAX_LENGTH, featureQuery, parseFeaturePath, type FeatureParams, type FrameMessage, type HostMessage } from '../shared/frame-protocol.js';
 import { currentUserFrom, type CurrentUser } from './current-user.js';
+import { PlainFrameError, plainFrameError } from './errors.js';
 
 type GraphQLErrors = NonNullable<Extract<HostMessage, { trellis: 'graphql-result' }>['errors']>;
 
@@ -17,7 +18,8 @@ export class GraphQLError extends Error {
 let nextId = 1;
 const pending = new Map<number, { resolve: (data: unknown) => void; reject: (error: Error) => void }>();
 let currentUser: CurrentUser | null = null;
-const userListeners = new Set<() => void>();
+let currentParams: Readonly<FeatureParams> = Object.freeze({});
+const renderListeners = new Set<() => void>();
 
 export function post(message: FrameMessage): void {
   // The host is the parent; the frame does not know its origin (it has none of its own).
@@ -34,8 +36,14 @@ export function receive(message: HostMessage): void {
     else call.resolve(message.data ?? null);
   } else if (message.trellis === 'render') {
     currentUser = currentUserFrom(message.user);
-    userListeners.forEach((listener) => listener());
+    currentParams = Object.freeze({ ...(message.params ?? {}) });
+    renderListeners.forEach((listener) => listener());
   }
+}
+
+function onRender(listener: () => void): () => void {
+  renderListeners.add(listener);
+  return () => renderListeners.delete(listener);
 }
 
 /** Runs a query or mutation of the application's API as the signed-in user; resolves to `data`. */
@@ -44,13 +52,54 @@ export function graphql<T = unknown>(query: string, variables?: Record<string, u
   const id = nextId++;
   return new Promise<T>((resolve, reject) => {
     pending.set(id, { resolve: resolve as (data: unknown) => void, reject });
-    post({ trellis: 'graphql', id, query, ...(variables ? { variables } : {}) });
+    try {
+      post({ trellis: 'graphql', id, query, ...(variables ? { variables } : {}) });
+    } catch (error) {
+      // Variables that are not data (an event, a function, an element) cannot be sent: say so here.
+      pending.delete(id);
+      reject(new PlainFrameError(plainFrameError(error)));
+    }
   });
 }
 
-/** Opens another page of the application: navigate('/feature/<feature_id>'). */
-export function navigate(path: string): void {
-  post({ trellis: 'navigate', path: String(path) });
+/**
+ * Opens another page of the application, which reads `params` with useParams():
+ * navigate('order-detail', { order: order._id }), or by its path, navigate('/feature/order-detail?order=12').
+ * The page asks the application page, which opens it only when the user's role sees that feature.
+ *
+ * @throws Error for a target that is no feature, a parameter that is not text, a number or a
+ *   boolean, or parameters longer than an address keeps (2000 characters).
+ */
+export function navigate(feature: string, params?: Record<string, unknown> | null): void {
+  post({ trellis: 'navigate', path: featurePath(String(feature), params ?? {}) });
+}
+
+function featurePath(target: string, params: Record<string, unknown>): string {
+  const base = target.startsWith('/') ? parseFeaturePath(target) : { featureId: target, params: {} };
+  if (!base?.featureId || base.featureId.includes('/')) {
+    throw new Error(`navigate() opens a page of the application, navigate('order-detail', { order: order._id }) or navigate('/feature/order-detail'); '${target}' is neither`);
+  }
+  const query = featureQuery({ ...base.params, ...paramText(params) });
+  if (query.length > FEATURE_PARAMS_MAX_LENGTH) throw new Error(`navigate()'s parameters take ${query.length} characters in the address; at most ${FEATURE_PARAMS_MAX_LENGTH} travel`);
+  return `/feature/${encodeURIComponent(base.featureId)}${query}`;
+}
+
+function paramText(params: Record<string, unknown>): FeatureParams {
+  if (!isObject(params)) throw new Error("navigate()'s parameters are an object of names and values: navigate('order-detail', { order: order._id })");
+  const text: FeatureParams = {};
+  for (const [name, value] of Object.entries(params)) {
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      throw new Error(`navigate()'s parameter '${name}' must be text, a number or a boolean: a page's parameters travel in its address`);
+    }
+    text[name] = String(value);
+  }
+  return text;
+}
+
+/** The parameters the page was opened with: /app/feature/order-detail?order=12 gives { order: '12' }; {} without any. */
+export function useParams(): Readonly<FeatureParams> {
+  return useSyncExternalStore(onRender, () => currentParams);
 }
 
 /**
@@ -58,13 +107,7 @@ export function navigate(path: string): void {
  * the host has sent it. can('Orders', 'delete') tells whether the user's role may do that at all.
  */
 export function useCurrentUser(): CurrentUser | null {
-  return useSyncExternalStore(
-    (listener) => {
-      userListeners.add(listener);
-      return () => userListeners.delete(listener);
-    },
-    () => currentUser,
-  );
+  return useSyncExternalStore(onRender, () => currentUser);
 }
 
 export interface QueryState<T> {

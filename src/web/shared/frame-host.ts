@@ -1,7 +1,8 @@
 // The host side of a feature's frame, without a framework (the application shell has none): creates
-// the sandboxed iframe, sends it the compiled feature, and relays its data calls to /graphql as the
-// signed-in user, marked as a feature's calls (the server then allows generated operations only).
-import { FEATURE_PATH, type FrameMessage, type FrameUser, type HostMessage } from './frame-protocol.js';
+// the sandboxed iframe, sends it the compiled feature and its parameters, relays its data calls to
+// /graphql as the signed-in user, marked as a feature's calls (the server then allows generated
+// operations only), and hands its navigations and errors to the page.
+import { parseFeaturePath, type FeatureParams, type FrameMessage, type FrameUser, type HostMessage } from './frame-protocol.js';
 import { graphqlAnswer, SessionExpiredError } from './graphql.js';
 
 /** The frame document: the same for every feature, under its own CSP (no network, opaque origin); its version lets the browser cache it. */
@@ -17,16 +18,29 @@ export interface FeatureToRender {
 
 export interface FeatureFrameOptions {
   featureId: string;
+  /** What the feature reads with useParams(); {} by default. */
+  params?: FeatureParams;
+  /**
+   * The designer's scratch preview: every write the feature makes is checked by the server and then
+   * rolled back (the x-trellis-scratch header); false by default.
+   */
+  scratch?: boolean;
   /**
    * The feature, or its promise: the frame starts loading at once, in parallel with the requests
    * for the code (a rejected promise leaves the frame empty; the caller shows the error).
    */
   feature: FeatureToRender | Promise<FeatureToRender>;
-  /** A feature asked to open another feature: navigate('/feature/<id>'). */
-  onNavigate?: (featureId: string) => void;
+  /**
+   * A feature asked to open another feature: navigate('<id>', params). The page decides, since the
+   * frame can reach no other page: it opens only a feature the user may see.
+   */
+  onNavigate?: (featureId: string, params: FeatureParams) => void;
   onSessionExpired?: () => void;
   onRendered?: () => void;
+  /** The page could not render; the frame shows the message in its place. */
   onFailed?: (message: string) => void;
+  /** The page threw an error it did not catch (the message in plain words); the page stays. */
+  onError?: (message: string) => void;
 }
 
 /** Adds a fresh frame running the feature to `container`; `destroy()` removes it and stops relaying. */
@@ -48,15 +62,17 @@ export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameO
       case 'ready': {
         const feature = await Promise.resolve(options.feature).catch(() => null);
         if (!feature) return;
-        return send({ trellis: 'render', featureId: options.featureId, script: feature.script, user: feature.user, cssVariables: feature.cssVariables });
+        return send({ trellis: 'render', featureId: options.featureId, script: feature.script, user: feature.user, cssVariables: feature.cssVariables, params: options.params ?? {} });
       }
       case 'rendered':
         return options.onRendered?.();
       case 'failed':
         return options.onFailed?.(String(message.message));
+      case 'error':
+        return options.onError?.(String(message.message));
       case 'navigate': {
-        const target = FEATURE_PATH.exec(String(message.path));
-        if (target) options.onNavigate?.(decodeURIComponent(target[1]!));
+        const target = parseFeaturePath(String(message.path));
+        if (target) options.onNavigate?.(target.featureId, target.params);
         return;
       }
       case 'graphql': {
@@ -64,7 +80,7 @@ export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameO
         if (typeof message.query !== 'string') return send({ trellis: 'graphql-result', id, errors: [{ message: 'The query must be a string' }] });
         const variables = typeof message.variables === 'object' && message.variables !== null ? message.variables : {};
         try {
-          const answer = await graphqlAnswer(message.query, variables, { feature: options.featureId });
+          const answer = await graphqlAnswer(message.query, variables, { feature: options.featureId, scratch: options.scratch === true });
           return send({ trellis: 'graphql-result', id, ...(answer.data !== undefined ? { data: answer.data } : {}), ...(answer.errors ? { errors: answer.errors } : {}) });
         } catch (error) {
           send({ trellis: 'graphql-result', id, errors: [{ message: (error as Error).message, extensions: { code: 'UNAUTHENTICATED' } }] });

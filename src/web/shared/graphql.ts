@@ -39,16 +39,18 @@ export async function graphql<T = Record<string, unknown>>(query: string, variab
  * Runs a GraphQL document as the signed-in user and returns the answer as it came, errors
  * included (an HTTP error becomes one error); throws only SessionExpiredError. `feature` marks a
  * call relayed from that feature's frame: the server then allows only generated operations.
+ * `scratch` asks the server to check every write and roll it back (the designer's scratch preview).
  */
 export async function graphqlAnswer<T = Record<string, unknown>>(
   query: string,
   variables: Record<string, unknown> = {},
-  options: { feature?: string } = {},
+  options: { feature?: string; scratch?: boolean } = {},
 ): Promise<{ data?: T; errors?: GraphQLErrorBody[]; status: number }> {
   const session = loadSession();
   if (!session) throw new SessionExpiredError();
   const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${session.token}` };
   if (options.feature) headers['x-trellis-feature'] = options.feature;
+  if (options.scratch) headers['x-trellis-scratch'] = '1';
   const response = await fetch('/graphql', { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
   if (response.status === 401) {
     clearSession();

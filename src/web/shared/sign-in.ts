@@ -1,5 +1,5 @@
 // The sign-in form of both pages, without a framework: Email, Password, "Sign in".
-import { signIn, type Session } from './session.js';
+import { loadSession, signIn, signOut, type Session } from './session.js';
 import { h } from './dom.js';
 
 /** Renders the form into `container`; `notice` says why it is shown (for example an ended session). */
@@ -32,4 +32,17 @@ export function renderSignIn(container: HTMLElement, { title, notice, onSignedIn
   });
   container.replaceChildren(h('main', { className: 'sign-in' }, form));
   email.focus();
+}
+
+/**
+ * A "Sign out" button for a page without a framework: ends the session on the server (best effort),
+ * forgets it here and calls `onSignedOut`.
+ */
+export function signOutButton(onSignedOut: () => void): HTMLButtonElement {
+  const button = h('button', { type: 'button' }, 'Sign out');
+  button.addEventListener('click', () => {
+    void signOut(loadSession());
+    onSignedOut();
+  });
+  return button;
 }

@@ -8,7 +8,10 @@ interface Entry {
   _id: string;
   at: string;
   keyId: string | null;
+  keyName: string | null;
+  keyPrefix: string | null;
   userId: string | null;
+  userEmail: string | null;
   tool: string;
   arguments: unknown;
   outcome: string;
@@ -19,22 +22,21 @@ interface Entry {
 
 interface Filters {
   tool: string;
-  keyId: string;
-  userId: string;
+  key: string;
+  user: string;
   outcome: string;
   since: string;
   until: string;
 }
 
-const EMPTY: Filters = { tool: '', keyId: '', userId: '', outcome: '', since: '', until: '' };
+const EMPTY: Filters = { tool: '', key: '', user: '', outcome: '', since: '', until: '' };
 const PAGE_SIZE = 50;
 
-const LOAD = `query McpAuditLogs($tool: String, $keyId: ID, $userId: ID, $outcome: AuditOutcome, $since: DateTime, $until: DateTime, $limit: Int, $before: ID) {
-  mcpAuditLogs(tool: $tool, keyId: $keyId, userId: $userId, outcome: $outcome, since: $since, until: $until, limit: $limit, before: $before) {
-    items { _id at keyId userId tool arguments outcome error durationMs codeSha256 }
+const LOAD = `query McpAuditLogs($tool: String, $key: String, $user: String, $outcome: AuditOutcome, $since: DateTime, $until: DateTime, $limit: Int, $before: ID) {
+  mcpAuditLogs(tool: $tool, key: $key, user: $user, outcome: $outcome, since: $since, until: $until, limit: $limit, before: $before) {
+    items { _id at keyId keyName keyPrefix userId userEmail tool arguments outcome error durationMs codeSha256 }
     nextCursor
   }
-  users { _id email }
 }`;
 
 /** A datetime-local value (the browser's local time) as an ISO instant; null when empty or invalid. */
@@ -48,8 +50,8 @@ function isoInstant(local: string): string | null {
 function variablesOf(filters: Filters, before: string | null): Record<string, unknown> {
   return {
     tool: filters.tool.trim() || null,
-    keyId: filters.keyId.trim() || null,
-    userId: filters.userId.trim() || null,
+    key: filters.key.trim() || null,
+    user: filters.user.trim() || null,
     outcome: filters.outcome || null,
     since: isoInstant(filters.since),
     until: isoInstant(filters.until),
@@ -66,7 +68,7 @@ export default function AuditSection(_props: { id?: string }) {
   const [before, setBefore] = useState<string | null>(null);
   const [page, setPage] = useState(1);
   const { data, error, loading, reload } = useLoad(
-    () => run<{ mcpAuditLogs: { items: Entry[]; nextCursor: string | null }; users: { _id: string; email: string }[] }>(LOAD, variablesOf(applied, before)),
+    () => run<{ mcpAuditLogs: { items: Entry[]; nextCursor: string | null } }>(LOAD, variablesOf(applied, before)),
     [applied, before],
   );
 
@@ -78,7 +80,6 @@ export default function AuditSection(_props: { id?: string }) {
   }
 
   const field = (name: keyof Filters) => ({ value: draft[name], onChange: (value: string) => setDraft((d) => ({ ...d, [name]: value })) });
-  const emails = new Map((data?.users ?? []).map((user) => [user._id, user.email]));
   return (
     <div className="stack">
       <SectionHeader title="Audit">
@@ -91,8 +92,8 @@ export default function AuditSection(_props: { id?: string }) {
         <h2 id="audit-filters-title">Filters</h2>
         <div className="grid-2">
           <TextField label="Tool" {...field('tool')} placeholder="e.g. create_feature" />
-          <TextField label="Key id" {...field('keyId')} />
-          <TextField label="User id" {...field('userId')} />
+          <TextField label="Key" {...field('key')} placeholder="name or prefix (trellis_…)" />
+          <TextField label="User" {...field('user')} placeholder="e-mail" />
           <SelectField
             label="Outcome"
             {...field('outcome')}
@@ -124,7 +125,7 @@ export default function AuditSection(_props: { id?: string }) {
         </div>
       </form>
       <ErrorText error={error} />
-      {data ? <EntryTable entries={data.mcpAuditLogs.items} emails={emails} /> : loading ? <Loading /> : null}
+      {data ? <EntryTable entries={data.mcpAuditLogs.items} /> : loading ? <Loading /> : null}
       <nav className="row" aria-label="Audit pages">
         <button
           type="button"
@@ -152,7 +153,7 @@ export default function AuditSection(_props: { id?: string }) {
   );
 }
 
-function EntryTable({ entries, emails }: { entries: Entry[]; emails: ReadonlyMap<string, string> }) {
+function EntryTable({ entries }: { entries: Entry[] }) {
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
   if (!entries.length) return <p className="muted">No calls match.</p>;
   const toggle = (id: string) =>
@@ -190,8 +191,10 @@ function EntryTable({ entries, emails }: { entries: Entry[]; emails: ReadonlyMap
                   <td>
                     <span className="pill">{entry.outcome}</span>
                   </td>
-                  <td>{entry.keyId ? <code>{entry.keyId}</code> : <span className="muted">—</span>}</td>
-                  <td>{entry.userId ? (emails.get(entry.userId) ?? <code>{entry.userId}</code>) : <span className="muted">—</span>}</td>
+                  <td>
+                    <KeyName entry={entry} />
+                  </td>
+                  <td>{entry.userEmail ?? (entry.userId ? <code title="This user no longer exists">{entry.userId}</code> : <span className="muted">—</span>)}</td>
                   <td>{entry.durationMs} ms</td>
                   <td>
                     <button type="button" aria-expanded={expanded} aria-controls={expanded ? detailsId : undefined} aria-label={`${expanded ? 'Hide' : 'Show'} arguments of ${entry.tool} at ${formatTime(entry.at)}`} onClick={() => toggle(entry._id)}>
@@ -213,6 +216,18 @@ function EntryTable({ entries, emails }: { entries: Entry[]; emails: ReadonlyMap
       </table>
     </div>
   );
+}
+
+/** A key as its owner knows it: its name and visible prefix; its id only when the key is gone. */
+function KeyName({ entry }: { entry: Entry }) {
+  if (entry.keyName !== null && entry.keyPrefix !== null) {
+    return (
+      <>
+        {entry.keyName} <code className="muted">{entry.keyPrefix}…</code>
+      </>
+    );
+  }
+  return entry.keyId ? <code title="This key no longer exists">{entry.keyId}</code> : <span className="muted">—</span>;
 }
 
 function EntryDetails({ entry }: { entry: Entry }) {

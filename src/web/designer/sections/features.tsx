@@ -1,9 +1,11 @@
-// Features: list with search, the JSX editor with the validator's findings inline, draft and
-// published, versions with their diff, restore, and a preview of the code in the editor.
-import { lazy, Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
+// Features: list with search, the JSX editor with the validator's findings inline and the authoring
+// guide beside it (its completions too), draft and published, versions with their diff, restore,
+// and a preview of the code in the editor on scratch or real data.
+import { lazy, Suspense, useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { ConfirmButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField } from '../components.js';
 import type { Finding } from '../components.js';
+import { FEATURE_GUIDE_QUERY, FeatureGuide, guideFrom, useGuideIsDrawer } from '../feature-guide.js';
 import { navigate } from '../main.js';
 import { FeaturePreview } from '../preview.js';
 
@@ -52,7 +54,7 @@ export default function FeaturesSection({ id }: { id?: string }) {
   return (
     <>
       <SectionHeader title="Features">{canWrite ? <NewFeature onCreated={(created) => (list.reload(), navigate('features', created))} /> : null}</SectionHeader>
-      <div className="split">
+      <div className="split features-split">
         <div className="stack">
           <label className="field">
             <span>Search features</span>
@@ -129,6 +131,16 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
   const [saving, setSaving] = useState(false);
   const [previewCode, setPreviewCode] = useState<string | null>(null);
   const [versionsTick, setVersionsTick] = useState(0);
+  const guide = useLoad(() => run(FEATURE_GUIDE_QUERY).then(guideFrom), []);
+  const drawer = useGuideIsDrawer();
+  const [guideOpen, setGuideOpen] = useState(() => !drawer);
+  const guideId = useId();
+  const guideToggle = useRef<HTMLButtonElement>(null);
+  // A drawer that closes gives the focus back to the button that opened it.
+  const closeGuide = useCallback(() => {
+    setGuideOpen(false);
+    if (drawer) guideToggle.current?.focus();
+  }, [drawer]);
   const feature = loaded.data?.feature;
 
   useEffect(() => {
@@ -187,14 +199,35 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
         <TextField label="Name" value={draft.name} onChange={(name) => setDraft({ ...draft, name })} error={errors.name} disabled={!canWrite} />
         <TextField label="Description" value={draft.description} onChange={(description) => setDraft({ ...draft, description })} error={errors.description} disabled={!canWrite} />
       </div>
-      <div>
-        <span className="field-label" id={`code-${feature._id}`}>
-          Code (JSX)
-        </span>
-        <Suspense fallback={<Loading what="Loading the editor…" />}>
-          <CodeEditor value={draft.code} onChange={(code) => setDraft((current) => current && { ...current, code })} jsx label="Feature code" validate={validate} />
-        </Suspense>
-        <Findings findings={findings} />
+      <div className={guideOpen ? 'workspace with-guide' : 'workspace'}>
+        <div className="workspace-code">
+          <div className="row workspace-head">
+            <span className="field-label" id={`code-${feature._id}`}>
+              Code (JSX)
+            </span>
+            <button type="button" ref={guideToggle} onClick={() => setGuideOpen(!guideOpen)} aria-expanded={guideOpen} aria-controls={guideOpen ? guideId : undefined}>
+              {guideOpen ? 'Hide the guide' : 'Show the guide'}
+            </button>
+          </div>
+          <Suspense fallback={<Loading what="Loading the editor…" />}>
+            <CodeEditor value={draft.code} onChange={(code) => setDraft((current) => current && { ...current, code })} jsx label="Feature code" validate={validate} assist={guide.data} />
+          </Suspense>
+          <Findings findings={findings} />
+        </div>
+        {guideOpen ? (
+          <FeatureGuide
+            id={guideId}
+            guide={guide.data}
+            error={guide.error}
+            drawer={drawer}
+            onClose={closeGuide}
+            onInsert={(code, table) => {
+              setDraft((current) => current && { ...current, code });
+              if (drawer) closeGuide();
+              toast(`Inserted a page for ${table}; Ctrl+Z undoes it`);
+            }}
+          />
+        ) : null}
       </div>
       <ErrorText error={error} />
       <div className="row">

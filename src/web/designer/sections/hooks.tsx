@@ -1,10 +1,12 @@
 // Hooks: list, editor with the hook validator's findings inline, the webhook URL, a test run of a
-// webhook with a JSON body, and the run log of the hook, newest first, paged.
+// webhook (raw body, headers, a provider's signature made on the server), and the run log of the
+// hook, newest first, paged, with the status each webhook run answered.
 import { lazy, Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { ConfirmButton, CopyButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField } from '../components.js';
 import type { Finding } from '../components.js';
 import { navigate } from '../main.js';
+import HookRunCharts from './hook-charts.js';
 
 const CodeEditor = lazy(() => import('../editor.js'));
 
@@ -16,6 +18,8 @@ interface Hook {
   content: string;
   version: number;
   updatedAt: string;
+  /** A webhook's URL; null for save hooks. */
+  url: string | null;
 }
 
 interface HookRun {
@@ -25,6 +29,7 @@ interface HookRun {
   durationMs: number;
   queuedMs: number | null;
   outcome: string;
+  httpStatus: number | null;
   console: string[] | null;
   error: string | null;
   input: unknown;
@@ -32,7 +37,7 @@ interface HookRun {
   detailsVisible: boolean;
 }
 
-const HOOK_FIELDS = '_id name type tableId content version updatedAt';
+const HOOK_FIELDS = '_id name type tableId content version updatedAt url';
 const TYPES = [
   { value: 'beforeSave', label: 'beforeSave (checks or changes a record before it is saved)' },
   { value: 'afterSave', label: 'afterSave (reacts after a record is saved)' },
@@ -157,7 +162,7 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
   if (!loaded.data || code === null) return <Loading />;
   if (!hook) return <p role="alert">The hook '{id}' does not exist.</p>;
   const canWrite = permissions.has('hooks:write');
-  const url = `${location.origin}/api/webhook/${encodeURIComponent(hook.name)}`;
+  const url = hook.url ?? '';
 
   async function save() {
     if (!hook || code === null) return;
@@ -225,69 +230,199 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
       </div>
       {hook.type === 'webHook' ? (
         <TestRun
-          url={url}
+          hookId={hook._id}
           onRan={() => {
             // The server writes runs in small batches: look again once the batch is written.
             for (const delay of [300, 1500]) setTimeout(() => setRunsTick((t) => t + 1), delay);
           }}
         />
       ) : null}
-      <Runs key={runsTick} hookId={hook._id} />
+      <HookRunCharts key={`charts-${runsTick}`} hookId={hook._id} />
+      <Runs key={runsTick} hookId={hook._id} webhook={hook.type === 'webHook'} />
     </article>
   );
 }
 
-function TestRun({ url, onRan }: { url: string; onRan: () => void }) {
+interface HttpHeader {
+  name: string;
+  value: string;
+}
+
+interface TestAnswer {
+  httpStatus: number;
+  headers: HttpHeader[];
+  body: string;
+  sentHeaders: HttpHeader[];
+}
+
+const SIGNING_SCHEMES = [
+  { value: '', label: 'Do not sign' },
+  { value: 'stripe', label: 'As Stripe does (Stripe-Signature: t=…,v1=…)' },
+  { value: 'github', label: 'As GitHub does (X-Hub-Signature-256: sha256=…)' },
+];
+
+const TEST_WEBHOOK = `mutation TestWebhook($id: ID!, $body: String, $contentType: String, $headers: [HttpHeaderInput!], $signWith: WebhookSigningInput) {
+  testWebhook(_id: $id, body: $body, contentType: $contentType, headers: $headers, signWith: $signWith) { httpStatus headers { name value } body sentHeaders { name value } }
+}`;
+
+/**
+ * A test run of the saved code, sent by the server as a POST to the webhook's URL would be: the raw
+ * body, its media type, headers, and optionally a provider's signature computed on the server with
+ * an environment variable's value (the value never reaches the page).
+ */
+function TestRun({ hookId, onRan }: { hookId: string; onRan: () => void }) {
+  const { run, permissions } = useDesigner();
+  const canSign = permissions.has('hooks:write');
+  const variables = useLoad(() => (canSign ? run<{ environmentVariables: { name: string }[] }>('{ environmentVariables { name } }') : Promise.resolve({ environmentVariables: [] })), [canSign]);
   const [body, setBody] = useState('{\n  "hello": "world"\n}');
-  const [answer, setAnswer] = useState<{ status: number; text: string } | null>(null);
+  const [contentType, setContentType] = useState('application/json');
+  const [headers, setHeaders] = useState<(HttpHeader & { key: number })[]>([]);
+  const [scheme, setScheme] = useState('');
+  const [envVar, setEnvVar] = useState('');
+  const [answer, setAnswer] = useState<TestAnswer | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [sending, setSending] = useState(false);
+  const envNames = variables.data?.environmentVariables.map((variable) => variable.name) ?? [];
+
+  const setHeader = (key: number, change: Partial<HttpHeader>) => setHeaders((list) => list.map((header) => (header.key === key ? { ...header, ...change } : header)));
   async function send(event: FormEvent) {
     event.preventDefault();
     setError(null);
-    try {
-      JSON.parse(body);
-    } catch {
-      setError('The body is not valid JSON.');
+    if (scheme && !envVar) {
+      setError('Choose the environment variable that holds the signing secret.');
       return;
     }
+    setSending(true);
     try {
-      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      setAnswer({ status: response.status, text: await response.text() });
+      const { testWebhook } = await run<{ testWebhook: TestAnswer }>(TEST_WEBHOOK, {
+        id: hookId,
+        body,
+        contentType,
+        headers: headers.filter((header) => header.name.trim()).map(({ name, value }) => ({ name: name.trim(), value })),
+        signWith: scheme ? { scheme, envVar } : null,
+      });
+      setAnswer(testWebhook);
       onRan();
     } catch (failure) {
       setError(errorMessage(failure));
+    } finally {
+      setSending(false);
     }
   }
   return (
-    <form onSubmit={send} aria-labelledby="test-run-title">
+    <form onSubmit={send} className="stack fit-narrow" aria-labelledby="test-run-title">
       <h3 id="test-run-title">Test run</h3>
+      <p className="muted">Runs the saved code as a POST to the webhook&apos;s URL would, from the server: the answer is what a caller gets, and the run is in the run log.</p>
       <label className="field">
-        <span>JSON body</span>
-        <textarea rows={5} value={body} onChange={(event) => setBody(event.target.value)} />
+        <span>Body (sent exactly as written)</span>
+        <textarea rows={5} value={body} onChange={(event) => setBody(event.target.value)} spellCheck={false} />
       </label>
+      <TextField label="Content-Type" value={contentType} onChange={setContentType} list="test-run-content-types" />
+      <datalist id="test-run-content-types">
+        <option value="application/json" />
+        <option value="application/x-www-form-urlencoded" />
+        <option value="text/plain" />
+      </datalist>
+      <fieldset className="stack">
+        <legend>Headers</legend>
+        {headers.map((header, index) => (
+          <div className="row" key={header.key}>
+            <TextField label={`Header ${index + 1} name`} value={header.name} onChange={(name) => setHeader(header.key, { name })} placeholder="x-request-source" />
+            <TextField label={`Header ${index + 1} value`} value={header.value} onChange={(value) => setHeader(header.key, { value })} />
+            <button type="button" onClick={() => setHeaders((list) => list.filter((other) => other.key !== header.key))} aria-label={`Remove header ${index + 1}`}>
+              Remove
+            </button>
+          </div>
+        ))}
+        <div>
+          <button type="button" onClick={() => setHeaders((list) => [...list, { key: Date.now() + Math.random(), name: '', value: '' }])}>
+            Add a header
+          </button>
+        </div>
+      </fieldset>
+      {canSign ? (
+        <div className="row">
+          <SelectField label="Sign the body" value={scheme} onChange={setScheme} options={SIGNING_SCHEMES} />
+          {scheme ? (
+            <SelectField
+              label="With the secret in"
+              value={envVar}
+              onChange={setEnvVar}
+              options={[{ value: '', label: envNames.length ? 'Choose a variable' : 'No environment variable yet' }, ...envNames.map((name) => ({ value: name, label: name }))]}
+            />
+          ) : null}
+        </div>
+      ) : (
+        <p className="muted">Signing the body with an environment value needs the hooks:write permission (admins).</p>
+      )}
+      {scheme ? <p className="muted">The server signs the body with the variable&apos;s value at the time of sending; the value never reaches this page.</p> : null}
       <ErrorText error={error} />
-      <button type="submit">Send test request</button>
+      <div>
+        <button type="submit" disabled={sending}>
+          Send test request
+        </button>
+      </div>
       {answer ? (
-        <div role="status" aria-label="Test run answer">
-          <p>HTTP {answer.status}</p>
-          <pre className="diff">{answer.text}</pre>
+        <div role="status" aria-label="Test run answer" className="stack">
+          <p>
+            <strong>HTTP {answer.httpStatus}</strong>
+            {answer.httpStatus >= 400 ? <span className="muted"> — the webhook refused the call or failed</span> : null}
+          </p>
+          {answer.body ? <pre className="diff">{answer.body}</pre> : <p className="muted">No body.</p>}
+          <details>
+            <summary>Headers sent and received</summary>
+            <HeaderList label="Sent" headers={answer.sentHeaders} />
+            <HeaderList label="Received" headers={answer.headers} />
+          </details>
         </div>
       ) : null}
     </form>
   );
 }
 
-function Runs({ hookId }: { hookId: string }) {
+function HeaderList({ label, headers }: { label: string; headers: HttpHeader[] }) {
+  return (
+    <>
+      <h4>{label}</h4>
+      <dl className="headers" aria-label={`Headers ${label.toLowerCase()}`}>
+        {headers.map((header) => (
+          <div key={header.name}>
+            <dt>{header.name}</dt>
+            <dd>
+              <code>{header.value}</code>
+            </dd>
+          </div>
+        ))}
+      </dl>
+    </>
+  );
+}
+
+const OUTCOMES = [
+  { value: '', label: 'Every run' },
+  { value: 'ok', label: 'ok' },
+  { value: 'refused', label: 'refused (the webhook answered 4xx or 5xx)' },
+  { value: 'error', label: 'error' },
+  { value: 'timeout', label: 'timeout' },
+  { value: 'memory', label: 'memory' },
+];
+
+function Runs({ hookId, webhook }: { hookId: string; webhook: boolean }) {
   const { run } = useDesigner();
   const [before, setBefore] = useState<string[]>([]);
+  const [outcome, setOutcome] = useState('');
   const cursor = before[before.length - 1] ?? null;
   const runs = useLoad(
-    () => run<{ hookRuns: { items: HookRun[]; nextCursor: string | null } }>(`query($id: ID, $before: ID) { hookRuns(hookId: $id, limit: 20, before: $before) { items { _id trigger startedAt durationMs queuedMs outcome console error input output detailsVisible } nextCursor } }`, { id: hookId, before: cursor }),
-    [hookId, cursor],
+    () =>
+      run<{ hookRuns: { items: HookRun[]; nextCursor: string | null } }>(
+        `query($id: ID, $before: ID, $outcome: HookRunOutcome) { hookRuns(hookId: $id, outcome: $outcome, limit: 20, before: $before) { items { _id trigger startedAt durationMs queuedMs outcome httpStatus console error input output detailsVisible } nextCursor } }`,
+        { id: hookId, before: cursor, outcome: outcome || null },
+      ),
+    [hookId, cursor, outcome],
   );
   const page = runs.data?.hookRuns;
   return (
-    <section aria-labelledby="runs-title">
+    <section className="fit-narrow" aria-labelledby="runs-title">
       <div className="row">
         <h3 id="runs-title" style={{ margin: 0 }}>
           Run log
@@ -295,6 +430,15 @@ function Runs({ hookId }: { hookId: string }) {
         <button type="button" onClick={runs.reload}>
           Refresh
         </button>
+        <SelectField
+          label="Show"
+          value={outcome}
+          onChange={(next) => {
+            setOutcome(next);
+            setBefore([]);
+          }}
+          options={OUTCOMES}
+        />
       </div>
       <ErrorText error={runs.error} />
       {!page ? (
@@ -309,6 +453,7 @@ function Runs({ hookId }: { hookId: string }) {
                 <th scope="col">Started</th>
                 <th scope="col">Trigger</th>
                 <th scope="col">Outcome</th>
+                {webhook ? <th scope="col">Answer</th> : null}
                 <th scope="col">Duration</th>
                 <th scope="col">Details</th>
               </tr>
@@ -319,6 +464,7 @@ function Runs({ hookId }: { hookId: string }) {
                   <td>{formatTime(entry.startedAt)}</td>
                   <td>{entry.trigger}</td>
                   <td>{entry.outcome}</td>
+                  {webhook ? <td>{entry.httpStatus === null ? <span className="muted">—</span> : `HTTP ${entry.httpStatus}`}</td> : null}
                   <td>
                     {entry.durationMs} ms{entry.queuedMs ? <span className="muted"> (waited {entry.queuedMs} ms for a worker)</span> : null}
                   </td>

@@ -1,8 +1,9 @@
-// Settings (admin only): the application's name, the browser origins allowed to call it, and the
-// theme that features and the application shell are drawn with, previewed live.
+// Settings (admin only): the application's name, the browser origins allowed to call it, the
+// theme that features and the application shell are drawn with, previewed live, and the storage.
 import { useState, type CSSProperties, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { ErrorText, Loading, SectionHeader, TextField } from '../components.js';
+import StorageStatsPanel from './storage.js';
 
 interface Application {
   name: string;
@@ -55,7 +56,12 @@ export default function SettingsSection(_props: { id?: string }) {
   const { run } = useDesigner();
   const { data, error, loading } = useLoad(() => run<{ application: Application }>(LOAD), []);
   if (!data) return loading ? <Loading /> : <ErrorText error={error} />;
-  return <SettingsForm application={data.application} />;
+  return (
+    <div className="stack">
+      <SettingsForm application={data.application} />
+      <StorageStatsPanel />
+    </div>
+  );
 }
 
 function SettingsForm({ application }: { application: Application }) {

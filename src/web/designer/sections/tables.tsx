@@ -1,4 +1,4 @@
-// Tables: tables and their fields (create, add a field, change name and description) and a record
+// Tables: tables and their fields (create, rename, delete; fields in table-fields.tsx) and a record
 // browser per table on the generated GraphQL: filter, sort, paging, create, edit, delete; a hook's
 // refusal is shown on the form. A table's Access tab (table-access.tsx) sets each role's rules.
 import { useState, type FormEvent } from 'react';
@@ -6,16 +6,7 @@ import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { cellText, ConfirmButton, ErrorText, ItemList, Loading, SectionHeader, SelectField, Tabs, TextField } from '../components.js';
 import { navigate } from '../main.js';
 import { TableAccessTab } from './table-access.js';
-
-interface Field {
-  _id: string;
-  name: string;
-  type: string;
-  required: boolean;
-  unique: boolean;
-  referenceTableId: string | null;
-  description: string;
-}
+import { DeleteTable, FIELD_SELECTION, TableFields, fieldTitle, type Field } from './table-fields.js';
 
 interface Operations {
   type: string;
@@ -36,8 +27,7 @@ interface Table {
   operations: Operations | null;
 }
 
-const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'datetime', 'json', 'reference', 'multi-reference'];
-const TABLE_FIELDS = '_id name description fields { _id name type required unique referenceTableId description } operations { type input filter sort list create update delete }';
+const TABLE_FIELDS = `_id name description fields { ${FIELD_SELECTION} } operations { type input filter sort list create update delete }`;
 const PAGE_SIZE = 20;
 
 /** The tabs of a table, each at #/tables/<id>/<tab> (the first at #/tables/<id>). */
@@ -117,82 +107,27 @@ function NewTable({ onCreated }: { onCreated: (id: string) => void }) {
 function TableDetail({ table, tables, tab, onChanged }: { table: Table; tables: Table[]; tab: TabId; onChanged: () => void }) {
   const { permissions } = useDesigner();
   const canWrite = permissions.has('tables:write');
+  const canDelete = permissions.has('config:delete');
   return (
     <article className="stack" aria-label={`Table ${table.name}`}>
-      <h2 style={{ margin: 0 }}>{table.name}</h2>
+      <div className="section-header" style={{ margin: 0 }}>
+        <h2 style={{ margin: 0 }}>{table.name}</h2>
+        {canDelete ? <DeleteTable table={table} onDeleted={() => (navigate('tables'), onChanged())} /> : null}
+      </div>
       {canWrite ? <TableMetadata table={table} onChanged={onChanged} /> : table.description ? <p>{table.description}</p> : null}
       <Tabs label={`Parts of ${table.name}`} tabs={[...TABS]} current={tab} onSelect={(next) => (next === 'fields' ? navigate('tables', table._id) : navigate('tables', table._id, next))}>
-        {tab === 'access' ? <TableAccessTab table={table} /> : <FieldsAndRecords table={table} tables={tables} canWrite={canWrite} onChanged={onChanged} />}
+        {tab === 'access' ? <TableAccessTab table={table} /> : <FieldsAndRecords table={table} tables={tables} canWrite={canWrite} canDelete={canDelete} onChanged={onChanged} />}
       </Tabs>
     </article>
   );
 }
 
-function FieldsAndRecords({ table, tables, canWrite, onChanged }: { table: Table; tables: Table[]; canWrite: boolean; onChanged: () => void }) {
+function FieldsAndRecords({ table, tables, canWrite, canDelete, onChanged }: { table: Table; tables: Table[]; canWrite: boolean; canDelete: boolean; onChanged: () => void }) {
   return (
     <div className="stack">
-      <section aria-labelledby="fields-title">
-        <h3 id="fields-title">Fields</h3>
-        <div className="scroll-x" role="region" aria-label="Fields" tabIndex={0}>
-          <table className="grid">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Required</th>
-                <th scope="col">Unique</th>
-                <th scope="col">Description</th>
-              </tr>
-            </thead>
-            <tbody>
-              {table.fields.map((field) => (
-                <tr key={field._id}>
-                  <td>{field.name}</td>
-                  <td>
-                    {field.type}
-                    {field.referenceTableId ? ` → ${tables.find((t) => t._id === field.referenceTableId)?.name ?? field.referenceTableId}` : ''}
-                  </td>
-                  <td>{field.required ? 'Yes' : 'No'}</td>
-                  <td>{field.unique ? 'Yes' : 'No'}</td>
-                  <td>{canWrite ? <FieldDescription table={table} field={field} onSaved={onChanged} /> : field.description}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-        {canWrite ? <AddField table={table} tables={tables} onAdded={onChanged} /> : null}
-      </section>
-      {table.operations && table.fields.length ? <Records table={table} operations={table.operations} /> : <p className="muted">Add a field to browse and create records.</p>}
+      <TableFields table={table} tables={tables} canWrite={canWrite} canDelete={canDelete} onChanged={onChanged} />
+      {table.operations && table.fields.length ? <Records key={table.fields.map((field) => `${field.name}:${field.type}`).join()} table={table} operations={table.operations} /> : <p className="muted">Add a field to browse and create records.</p>}
     </div>
-  );
-}
-
-/** A field's description, changed in place (the field's metadata; its name and type stay). */
-function FieldDescription({ table, field, onSaved }: { table: Table; field: Field; onSaved: () => void }) {
-  const { run, toast } = useDesigner();
-  const [description, setDescription] = useState(field.description);
-  const [error, setError] = useState<string | null>(null);
-  return (
-    <form
-      className="row"
-      onSubmit={async (event) => {
-        event.preventDefault();
-        setError(null);
-        try {
-          await run(`mutation($t: ID!, $f: String!, $d: String!) { updateTableField(tableId: $t, field: $f, description: $d) { _id } }`, { t: table._id, f: field._id, d: description });
-          toast(`Description of ${field.name} saved`);
-          onSaved();
-        } catch (failure) {
-          setError(errorMessage(failure));
-        }
-      }}
-    >
-      <input aria-label={`Description of ${field.name}`} value={description} onChange={(event) => setDescription(event.target.value)} />
-      <button type="submit" disabled={description === field.description} aria-label={`Save the description of ${field.name}`}>
-        Save
-      </button>
-      <ErrorText error={error} />
-    </form>
   );
 }
 
@@ -222,55 +157,6 @@ function TableMetadata({ table, onChanged }: { table: Table; onChanged: () => vo
       <button type="submit" disabled={name === table.name && description === table.description}>
         Save table
       </button>
-      <ErrorText error={error} />
-    </form>
-  );
-}
-
-function AddField({ table, tables, onAdded }: { table: Table; tables: Table[]; onAdded: () => void }) {
-  const { run, toast } = useDesigner();
-  const [field, setField] = useState({ name: '', type: 'text', required: false, unique: false, referenceTableId: '', description: '' });
-  const [error, setError] = useState<string | null>(null);
-  const isReference = field.type === 'reference' || field.type === 'multi-reference';
-  async function add(event: FormEvent) {
-    event.preventDefault();
-    setError(null);
-    try {
-      await run(`mutation($tableId: ID!, $field: AppFieldInput!) { addTableField(tableId: $tableId, field: $field) { _id } }`, {
-        tableId: table._id,
-        field: { name: field.name, type: field.type, required: field.required, unique: field.unique, description: field.description, ...(isReference ? { referenceTableId: field.referenceTableId || tables[0]?._id } : {}) },
-      });
-      toast(`Field ${field.name} added`);
-      setField({ ...field, name: '', description: '' });
-      onAdded();
-    } catch (failure) {
-      setError(errorMessage(failure));
-    }
-  }
-  return (
-    <form className="panel" onSubmit={add} aria-label="Add a field">
-      <div className="grid-2">
-        <TextField label="Field name" value={field.name} onChange={(name) => setField({ ...field, name })} required />
-        <SelectField label="Field type" value={field.type} onChange={(type) => setField({ ...field, type })} options={FIELD_TYPES.map((type) => ({ value: type, label: type }))} />
-        {isReference ? (
-          <SelectField
-            label="Referenced table"
-            value={field.referenceTableId || tables[0]?._id || ''}
-            onChange={(referenceTableId) => setField({ ...field, referenceTableId })}
-            options={tables.map((t) => ({ value: t._id, label: t.name }))}
-          />
-        ) : null}
-        <TextField label="Field description" value={field.description} onChange={(description) => setField({ ...field, description })} />
-      </div>
-      <div className="row">
-        <label className="check">
-          <input type="checkbox" checked={field.required} onChange={(event) => setField({ ...field, required: event.target.checked })} /> Required
-        </label>
-        <label className="check">
-          <input type="checkbox" checked={field.unique} onChange={(event) => setField({ ...field, unique: event.target.checked })} /> Unique
-        </label>
-        <button type="submit">Add field</button>
-      </div>
       <ErrorText error={error} />
     </form>
   );
@@ -347,7 +233,7 @@ function Records({ table, operations }: { table: Table; operations: Operations }
           }
         }}
       >
-        <SelectField label="Filter field" value={filter.field} onChange={(field) => setFilter({ ...filter, field })} options={table.fields.map((field) => ({ value: field.name, label: field.name }))} />
+        <SelectField label="Filter field" value={filter.field} onChange={(field) => setFilter({ ...filter, field })} options={table.fields.map((field) => ({ value: field.name, label: fieldTitle(field) }))} />
         <SelectField
           label="Condition"
           value={filter.operator}
@@ -386,13 +272,13 @@ function Records({ table, operations }: { table: Table; operations: Operations }
             {page.total} {page.total === 1 ? 'record' : 'records'}
             {page.total > PAGE_SIZE ? ` · ${offset + 1}–${Math.min(offset + PAGE_SIZE, page.total)}` : ''}
           </p>
-          <div className="scroll-x" role="region" aria-label="Fields" tabIndex={0}>
+          <div className="scroll-x" role="region" aria-label="Records" tabIndex={0}>
             <table className="grid" aria-label={`Records of ${table.name}`}>
               <thead>
                 <tr>
-                  {columns.map((column) => (
-                    <th key={column} scope="col">
-                      {column}
+                  {table.fields.map((field) => (
+                    <th key={field.name} scope="col">
+                      {fieldTitle(field)}
                     </th>
                   ))}
                   <th scope="col">
@@ -485,7 +371,7 @@ function RecordForm({ table, operations, record, onDone }: { table: Table; opera
           field.type === 'boolean' ? (
             <SelectField
               key={field._id}
-              label={field.name}
+              label={fieldTitle(field)}
               value={values[field.name] ?? ''}
               onChange={(value) => setValues({ ...values, [field.name]: value })}
               options={[
@@ -497,7 +383,7 @@ function RecordForm({ table, operations, record, onDone }: { table: Table; opera
           ) : (
             <TextField
               key={field._id}
-              label={field.name}
+              label={fieldTitle(field)}
               type={field.type === 'number' ? 'number' : field.type === 'date' ? 'date' : 'text'}
               step={field.type === 'number' ? 'any' : undefined}
               value={values[field.name] ?? ''}

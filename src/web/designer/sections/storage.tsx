@@ -1,0 +1,164 @@
+// Settings › Storage (admins): what the database holds, as `trellis db stats` prints it: its size
+// (and the embedded data folder's), what the run log, its aggregates and the MCP audit keep and for
+// how long, and each table and index, largest first.
+import { useDesigner, useLoad } from '../api.js';
+import { ErrorText, formatTime, Loading } from '../components.js';
+
+interface TableStorage {
+  name: string;
+  label: string | null;
+  rows: number;
+  deadRows: number;
+  tableBytes: number;
+  indexBytes: number;
+  totalBytes: number;
+  partitions: number;
+  lastVacuum: string | null;
+  lastAutovacuum: string | null;
+}
+
+interface StorageStats {
+  database: string;
+  databaseBytes: number;
+  dataFolderBytes: number | null;
+  tables: TableStorage[];
+  indexes: { name: string; table: string; bytes: number }[];
+  runLog: { rows: number; oldest: string | null; retention: string; failures: number; samplesPerMinute: number };
+  runStats: { rows: number; oldest: string | null; retention: string; periodMs: number };
+  mcpAudit: { rows: number; oldest: string | null; retention: string };
+}
+
+const LOAD = `query StorageStats { storageStats {
+  database databaseBytes dataFolderBytes
+  tables { name label rows deadRows tableBytes indexBytes totalBytes partitions lastVacuum lastAutovacuum }
+  indexes { name table bytes }
+  runLog { rows oldest retention failures samplesPerMinute }
+  runStats { rows oldest retention periodMs }
+  mcpAudit { rows oldest retention }
+} }`;
+
+/** Bytes as people read them: 512 B, 1.5 kB, 23.4 MB (powers of 1024), as the CLI prints them. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+const count = (value: number) => value.toLocaleString('en');
+const since = (oldest: string | null) => (oldest ? `, oldest ${formatTime(oldest)}` : '');
+
+export default function StorageStatsPanel() {
+  const { run } = useDesigner();
+  const stats = useLoad(() => run<{ storageStats: StorageStats }>(LOAD), []);
+  const data = stats.data?.storageStats;
+  return (
+    <section className="panel" aria-labelledby="storage-title">
+      <div className="row" style={{ justifyContent: 'space-between' }}>
+        <h2 id="storage-title" style={{ margin: 0 }}>
+          Storage
+        </h2>
+        <button type="button" onClick={stats.reload} disabled={stats.loading}>
+          Refresh
+        </button>
+      </div>
+      <ErrorText error={stats.error} />
+      {!data ? (
+        stats.loading ? <Loading what="Measuring the database…" /> : null
+      ) : (
+        <>
+          <dl aria-label="Storage summary" style={{ margin: '.75rem 0' }}>
+            <dt>Database</dt>
+            <dd>
+              {data.database === 'embedded' ? 'Embedded (PGlite)' : 'PostgreSQL'}, {formatBytes(data.databaseBytes)}
+              {data.dataFolderBytes === null ? null : `; data folder ${formatBytes(data.dataFolderBytes)}`}
+            </dd>
+            <dt>Run log</dt>
+            <dd>
+              {count(data.runLog.rows)} runs kept ({count(data.runLog.failures)} failed){since(data.runLog.oldest)}, kept {data.runLog.retention}. Every failure is kept; of the successes {data.runLog.samplesPerMinute} per hook and minute, and the latest.
+            </dd>
+            <dt>Run counts</dt>
+            <dd>
+              {count(data.runStats.rows)} hook periods of {data.runStats.periodMs / 1000} s{since(data.runStats.oldest)}, kept {data.runStats.retention}.
+            </dd>
+            <dt>MCP audit</dt>
+            <dd>
+              {count(data.mcpAudit.rows)} entries{since(data.mcpAudit.oldest)}, kept {data.mcpAudit.retention}.
+            </dd>
+          </dl>
+          <div className="scroll-x" role="region" aria-label="Tables by size" tabIndex={0}>
+            <table className="grid">
+              <caption style={{ textAlign: 'left' }}>Tables, largest first (rows are estimates from the statistics)</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Table</th>
+                  <th scope="col">Rows</th>
+                  <th scope="col">Dead rows</th>
+                  <th scope="col">Data</th>
+                  <th scope="col">Indexes</th>
+                  <th scope="col">Total</th>
+                  <th scope="col">Last vacuum</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.tables.map((table) => (
+                  <tr key={table.name}>
+                    <th scope="row" style={{ fontWeight: 'normal', fontSize: 'inherit', color: 'inherit' }}>
+                      {table.label ? (
+                        <>
+                          {table.label} <small className="muted">{table.name}</small>
+                        </>
+                      ) : (
+                        table.name
+                      )}
+                      {table.partitions > 1 ? <small className="muted"> · {table.partitions} partitions</small> : null}
+                    </th>
+                    <td>{count(table.rows)}</td>
+                    <td>{count(table.deadRows)}</td>
+                    <td>{formatBytes(table.tableBytes)}</td>
+                    <td>{formatBytes(table.indexBytes)}</td>
+                    <td>{formatBytes(table.totalBytes)}</td>
+                    <td>{lastVacuum(table)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <details style={{ marginTop: '.75rem' }}>
+            <summary>Indexes ({data.indexes.length})</summary>
+            <div className="scroll-x" role="region" aria-label="Indexes by size" tabIndex={0}>
+              <table className="grid">
+                <thead>
+                  <tr>
+                    <th scope="col">Index</th>
+                    <th scope="col">Table</th>
+                    <th scope="col">Size</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.indexes.map((index) => (
+                    <tr key={index.name}>
+                      <td>{index.name}</td>
+                      <td>{index.table}</td>
+                      <td>{formatBytes(index.bytes)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </details>
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The later of the last vacuum and the last autovacuum, or a dash. */
+function lastVacuum(table: TableStorage): string {
+  const times = [table.lastVacuum, table.lastAutovacuum].filter((time): time is string => time !== null).sort();
+  return times.length ? formatTime(times[times.length - 1]) : '–';
+}
