@@ -94,9 +94,28 @@ export function featureDataNeeds(program: Program, featureSchema: FeatureSchema)
   return [...needs.values()].sort((a, b) => a.table.localeCompare(b.table) || order.indexOf(a.action) - order.indexOf(b.action));
 }
 
+/**
+ * Warnings for data calls whose document is not a literal (or a const holding one): the validator
+ * cannot check it, and granting the feature cannot know which tables it needs (D32).
+ */
+export function uncheckedDocuments(program: Program): Finding[] {
+  return featureCalls(program).unchecked.map((call) => ({
+    code: 'GRAPHQL_NOT_CHECKED',
+    message:
+      'This GraphQL document is not a string literal, a template without ${} or a const holding one, so it is not checked against the schema, ' +
+      "and granting the feature to a role cannot see which tables it needs: pass the document itself to useQuery/useMutation/graphql.",
+    ...(call.loc ? { line: call.loc.start.line, column: call.loc.start.column + 1 } : {}),
+  }));
+}
+
 function featureDocuments(program: Program): FoundDocument[] {
+  return featureCalls(program).documents;
+}
+
+/** The data calls of the code: those whose document can be read, and the others. */
+function featureCalls(program: Program): { documents: FoundDocument[]; unchecked: Node[] } {
   const { functions, namespaces } = runtimeImports(program);
-  if (functions.size === 0 && namespaces.size === 0) return [];
+  if (functions.size === 0 && namespaces.size === 0) return { documents: [], unchecked: [] };
   const constants = new Map<string, Node>();
   const calls: Node[] = [];
   walk(program, ({ node }) => {
@@ -108,14 +127,16 @@ function featureDocuments(program: Program): FoundDocument[] {
     if (node.type === 'CallExpression' && isDataFunction(node.callee, functions, namespaces)) calls.push(node);
   });
   const documents: FoundDocument[] = [];
+  const unchecked: Node[] = [];
   for (const call of calls) {
     if (call.type !== 'CallExpression') continue;
     const [argument] = call.arguments;
     const node = argument?.type === 'Identifier' ? constants.get(argument.name) : argument;
     const text = node ? literalText(node) : undefined;
     if (node && text !== undefined) documents.push({ text, node });
+    else unchecked.push(call);
   }
-  return documents;
+  return { documents, unchecked };
 }
 
 function runtimeImports(program: Program): { functions: Set<string>; namespaces: Set<string> } {

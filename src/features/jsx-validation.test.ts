@@ -463,6 +463,23 @@ describe('validateFeatureCode: props of @trellis/ui components', () => {
   });
 });
 
+describe('GraphQL documents the validator cannot read', () => {
+  it('warns at the call whose document is not a literal or a const holding one, and not for those that are', () => {
+    const code = [
+      "import { graphql, useQuery } from '@trellis/runtime';",
+      'const LIST = `{ listOrders { items { _id } } }`;',
+      'const run = (document) => graphql(document);',
+      'export default function Page() {',
+      '  useQuery(LIST);',
+      "  run('{ listOrders { total } }');",
+      '  return null;',
+      '}',
+    ].join('\n');
+    const warnings = validateFeatureCode(code).warnings.filter((warning) => warning.code === 'GRAPHQL_NOT_CHECKED');
+    expect(warnings).toEqual([expect.objectContaining({ line: 3, message: expect.stringContaining('granting the feature to a role cannot see which tables it needs') })]);
+  });
+});
+
 describe('ALLOWED_FEATURE_MODULES', () => {
   it('describes each allowed module in one line', () => {
     expect(ALLOWED_FEATURE_MODULES.map((module) => module.name)).toEqual(['react', '@trellis/runtime', '@trellis/ui', 'date-fns', 'lodash-es']);

@@ -16,7 +16,7 @@ import {
   type Visit,
 } from '../platform/ast-walk.js';
 import { babelParser } from '../platform/babel-parser.js';
-import { checkFeatureDocuments, featureDataNeeds, featureTableUses, type CodeUse, type DataNeed, type FeatureSchema } from './graphql-documents.js';
+import { checkFeatureDocuments, featureDataNeeds, featureTableUses, uncheckedDocuments, type CodeUse, type DataNeed, type FeatureSchema } from './graphql-documents.js';
 import { knownGlobals, undeclaredName } from './declared-names.js';
 import { FEATURE_CODE_MAX_BYTES } from './schema.js';
 import { UiPropsCheck } from './ui-props.js';
@@ -136,6 +136,7 @@ export function validateFeatureCode(code: string, featureSchema?: FeatureSchema)
   });
   errors.push(...props.findings());
   if (featureSchema) errors.push(...checkFeatureDocuments(program, featureSchema));
+  warnings.push(...uncheckedDocuments(program));
   return codeValidation(errors, warnings);
 }
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import type { PlatformContext } from '../platform/context.js';
 import { idSchema, parseInput } from '../platform/validation.js';
+import type { RunStatsRow } from '../runtime/run-stats.js';
 
 /** Periods one answer holds at most: a day of minutes. */
 export const RUN_STATS_MAX_PERIODS = 1440;
@@ -15,22 +16,10 @@ export const hookRunStatsInput = z.object({
 });
 export type HookRunStatsInput = z.input<typeof hookRunStatsInput>;
 
-/** The runs of one period, of one hook or of all hooks together. */
-export interface HookRunPeriod {
-  periodStart: Date;
-  periodMs: number;
-  runs: number;
+/** The runs of one period, of one hook or of all hooks together: a stored row without its hook, and the failures summed. */
+export interface HookRunPeriod extends Omit<RunStatsRow, 'hookId' | 'hookName'> {
   /** Runs that did not end `ok`: refused + errors + timeouts + memory. */
   failures: number;
-  refused: number;
-  errors: number;
-  timeouts: number;
-  memory: number;
-  durationP50Ms: number;
-  durationP95Ms: number;
-  durationMaxMs: number;
-  queuedP95Ms: number;
-  queuedMaxMs: number;
 }
 
 /**

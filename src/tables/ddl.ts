@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { sql, type ColumnDefinitionBuilder, type RawBuilder } from 'kysely';
 import type { Db } from '../platform/db/index.js';
+import { SQL_TYPES } from './record-query.js';
 import type { FieldType } from './schema.js';
 
 /** A field as a column: `referenceSqlName` is the SQL table a reference field points at. */
@@ -102,19 +103,9 @@ export async function changeColumnType(db: Db, sqlName: string, name: string, ty
 
 /** The SQL type of a field type's column, as a fragment. */
 export function sqlType(type: FieldType): RawBuilder<unknown> {
-  return sql.raw(SQL_TYPE_NAMES[type]);
+  return sql.raw(SQL_TYPES[type]);
 }
 
-const SQL_TYPE_NAMES: Record<FieldType, string> = {
-  text: 'text',
-  number: 'double precision',
-  boolean: 'boolean',
-  date: 'date',
-  datetime: 'timestamptz',
-  json: 'jsonb',
-  reference: 'text',
-  'multi-reference': 'text[]',
-};
 
 /** The names of the column's own constraints of one kind ('u' unique, 'f' foreign key). */
 async function columnConstraints(db: Db, sqlName: string, name: string, kind: 'u' | 'f'): Promise<string[]> {

@@ -31,7 +31,8 @@ export type FilterOperator = 'eq' | 'ne' | 'in' | 'lt' | 'lte' | 'gt' | 'gte' | 
 
 const COMPARISONS: Partial<Record<FilterOperator, string>> = { lt: '<', lte: '<=', gt: '>', gte: '>=' };
 
-const SQL_TYPES: Record<FieldType, string> = {
+/** The SQL type of each field type's column. */
+export const SQL_TYPES: Record<FieldType, string> = {
   text: 'text',
   number: 'double precision',
   boolean: 'boolean',
