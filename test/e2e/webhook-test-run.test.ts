@@ -54,6 +54,8 @@ async function newestRunOf(hookId: string, trigger?: string): Promise<Record<str
 
 /** Does `act` and answers the run of the hook it caused, once stored (the run log writes in small batches). */
 async function runOf(hookId: string, act: () => Promise<unknown>, trigger?: string): Promise<Record<string, unknown>> {
+  // Runs of earlier calls are stored in the background: store them first, so `before` is really the newest.
+  await server.server.services.hookRuntime.flushRunLog();
   const before = (await newestRunOf(hookId, trigger))?._id;
   await act();
   const { _id, ...run } = await waitFor('the run in the run log', async () => {
