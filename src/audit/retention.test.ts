@@ -102,10 +102,13 @@ describe('a retention sweep, with a clock the test controls', () => {
     const second = await cycle(50);
     const third = await cycle(40);
     expect(await runNames()).toEqual([]);
-    // 4000 rows of ~450 bytes hold about 2 MB; without the vacuum each cycle would add as much again.
+    // 4000 rows of ~450 bytes hold about 2 MB; without the vacuum each cycle would add as much again
+    // (the third cycle would stand at three times the first). The heap's space is reused; on
+    // PostgreSQL a btree gives back emptied pages only after a later vacuum, so the table may still
+    // grow a little (CI measured +12 % at the third cycle), far from the linear growth of no reuse.
     expect(first).toBeGreaterThan(1_500_000);
-    expect(second).toBeLessThanOrEqual(first * 1.1);
-    expect(third).toBeLessThanOrEqual(first * 1.1);
+    expect(second).toBeLessThanOrEqual(first * 1.4);
+    expect(third).toBeLessThanOrEqual(first * 1.4);
   });
 });
 
