@@ -71,7 +71,10 @@ describe('storageStats (admins, through builder GraphQL)', () => {
     const stats = (await gqlData(owner, STATS)).storageStats;
     expect(stats.runLog.rows).toBe(0);
     expect(table(stats.tables, 'hook_runs').lastVacuum).not.toBeNull();
-    expect(table(stats.tables, 'hook_runs').deadRows).toBe(0);
+    // PGlite's statistics are flushed before they are read; PostgreSQL's collector reports a moment
+    // later and the server keeps writing meanwhile, so there only the count's presence is certain.
+    if (usingPostgres) expect(Number.isInteger(table(stats.tables, 'hook_runs').deadRows)).toBe(true);
+    else expect(table(stats.tables, 'hook_runs').deadRows).toBe(0);
   });
 
   it('refuses a user who is not an admin', async () => {
