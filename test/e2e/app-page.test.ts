@@ -187,7 +187,7 @@ describe('the application page', () => {
   it('shows a designer the menu of the features their role sees and runs a feature that lists and creates records', async () => {
     const { context, page } = await signedIn('dana@example.com', 'dana-password');
     const nav = page.getByRole('navigation', { name: 'Application' });
-    await expect(nav.getByRole('link').allTextContents()).resolves.toEqual(['Orders', 'Escape', 'Broken']);
+    await expect.poll(() => nav.getByRole('link').allTextContents()).toEqual(['Orders', 'Escape', 'Broken']);
     await nav.getByRole('link', { name: 'Orders' }).click();
     expect(new URL(page.url()).pathname).toBe('/app/feature/orders');
     const frame = page.frameLocator('iframe[title="Orders"]');

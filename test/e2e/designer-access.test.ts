@@ -134,7 +134,7 @@ describe('data access by role', () => {
     await page.getByRole('tab', { name: 'Access' }).click();
     expect(new URL(page.url()).hash).toBe(`#/tables/${ordersId}/access`);
     const adminRow = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'admin' }) });
-    await expect(adminRow.getByRole('cell').allTextContents()).resolves.toEqual(['All (admin)', 'All (admin)', 'All (admin)', 'All (admin)']);
+    await expect.poll(() => adminRow.getByRole('cell').allTextContents()).toEqual(['All (admin)', 'All (admin)', 'All (admin)', 'All (admin)']);
     expect(await adminRow.getByRole('combobox').count()).toBe(0);
 
     // A filter is checked as it is typed: JSON syntax, then the table's field names.
@@ -231,8 +231,8 @@ describe('data access by role', () => {
   it("Roles: lists each role's access to each table in one line, admins as every record", async () => {
     await openSection(page, 'Roles');
     const viewer = page.getByRole('list', { name: 'Data access of viewer' });
-    await expect(viewer.getByRole('listitem').allTextContents()).resolves.toEqual(['Orders: read own, create all, update none, delete none; hidden: amount']);
-    await expect(page.getByRole('list', { name: 'Data access of designer' }).getByRole('listitem').allTextContents()).resolves.toEqual(['Orders: no access']);
+    await expect.poll(() => viewer.getByRole('listitem').allTextContents()).toEqual(['Orders: read own, create all, update none, delete none; hidden: amount']);
+    await expect.poll(() => page.getByRole('list', { name: 'Data access of designer' }).getByRole('listitem').allTextContents()).toEqual(['Orders: no access']);
     await page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'admin' }) }).getByText('Every record of every table (admin)').waitFor();
     expect(await seriousAxeViolations(page)).toEqual([]);
     await screenshot(page, 'designer-roles-data-access');
@@ -330,7 +330,7 @@ describe('data access by role', () => {
     const vic = await signIn('vic@example.com', 'viewer-password', '/app/feature/my-orders', DESKTOP);
     const frame = vic.page.frameLocator('iframe[title="My orders"]');
     await frame.getByText('1 orders').waitFor();
-    await expect(frame.getByRole('row').filter({ hasText: 'Vic order' }).getByRole('cell').allTextContents()).resolves.toEqual(['Vic order', '', '']);
+    await expect.poll(() => frame.getByRole('row').filter({ hasText: 'Vic order' }).getByRole('cell').allTextContents()).toEqual(['Vic order', '', '']);
     await expect(frame.getByRole('cell', { name: 'Owner order' }).count()).resolves.toBe(0);
     await expect(frame.getByRole('cell', { name: 'Wes order' }).count()).resolves.toBe(0);
     await expect(frame.getByRole('button', { name: /^Delete/ }).count()).resolves.toBe(0);
@@ -343,7 +343,7 @@ describe('data access by role', () => {
     const admin = await signIn(OWNER.email, OWNER.password, '/app/feature/my-orders', DESKTOP);
     const adminFrame = admin.page.frameLocator('iframe[title="My orders"]');
     await adminFrame.getByText('3 orders').waitFor();
-    await expect(adminFrame.getByRole('row').filter({ hasText: 'Vic order' }).getByRole('cell').allTextContents()).resolves.toEqual(['Vic order', '5', 'Delete Vic order']);
+    await expect.poll(() => adminFrame.getByRole('row').filter({ hasText: 'Vic order' }).getByRole('cell').allTextContents()).toEqual(['Vic order', '5', 'Delete Vic order']);
     await expect(adminFrame.getByRole('button', { name: /^Delete/ }).count()).resolves.toBe(3);
     await admin.context.close();
   });

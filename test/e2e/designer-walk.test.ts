@@ -271,7 +271,7 @@ describe("a person's walk through the designer alone, to a clerk on /app (issue 
     await signIn(page, CLERK.email, CLERK.password);
     await page.waitForURL(/\/app/);
     const nav = page.getByRole('navigation', { name: 'Application' });
-    await expect(nav.getByRole('link').allTextContents()).resolves.toEqual(['Orders', 'Order detail']);
+    await expect.poll(() => nav.getByRole('link').allTextContents()).toEqual(['Orders', 'Order detail']);
     await nav.getByRole('link', { name: 'Orders' }).click();
     const list = page.frameLocator('iframe[title="Order list"]');
     await list.getByText('0 in all').waitFor();

@@ -201,7 +201,7 @@ describe('the feature editor', () => {
     const { context, page } = await openEditor();
     const guide = page.getByRole('complementary', { name: 'Authoring guide' });
     await guide.getByRole('list', { name: 'Operations of Orders' }).getByText('listOrders(filter, sort, limit, offset)').waitFor();
-    await expect(guide.getByRole('list', { name: 'Fields of Orders' }).getByRole('listitem').allTextContents()).resolves.toEqual(['title text, required', 'amount number', 'dueDate date']);
+    await expect.poll(() => guide.getByRole('list', { name: 'Fields of Orders' }).getByRole('listitem').allTextContents()).toEqual(['title text, required', 'amount number', 'dueDate date']);
 
     await guide.getByRole('button', { name: 'Insert a page for Orders' }).click();
     await expect.poll(() => editorText(page)).toContain('listOrders(limit: 100) { items { _id title amount dueDate } total }');
