@@ -5,6 +5,7 @@ import { PERMISSION_MEANINGS } from '../../src/web/designer/permissions.js';
 import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
+import { openSection as openDesignerSection } from '../helpers/designer.js';
 
 /**
  * Data access by role in headless Chromium: an admin sets a role's rules on a table in the table's
@@ -117,10 +118,7 @@ async function signIn(email: string, password: string, path: string, viewport: {
   return { context, page: target };
 }
 
-async function openSection(target: Page, link: string) {
-  await target.getByRole('navigation', { name: 'Designer' }).getByRole('link', { name: link, exact: true }).click();
-  await target.getByRole('heading', { level: 1, name: link, exact: true }).waitFor();
-}
+const openSection = (target: Page, link: string) => openDesignerSection(target, link);
 
 async function viewerRules() {
   const { table } = await gqlData(owner, 'query($id: ID!) { table(_id: $id) { access { roleName read { level filter } create { level } update { level } delete { level } hiddenFields readOnlyFields } } }', { id: ordersId });

@@ -4,6 +4,7 @@ import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from 
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey, mcpPost } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
+import { openDesignerMenu, openSection as openDesignerSection } from '../helpers/designer.js';
 
 /**
  * The designer's administration sections in headless Chromium, signed in through the page: MCP
@@ -56,10 +57,7 @@ async function signIn(email: string, password: string, viewport: { width: number
 }
 
 /** Opens a section through the navigation and waits for its heading. */
-async function openSection(target: Page, link: string, heading = link) {
-  await target.getByRole('navigation', { name: 'Designer' }).getByRole('link', { name: link, exact: true }).click();
-  await target.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor();
-}
+const openSection = openDesignerSection;
 
 async function checkPage(name: string, target: Page = page) {
   expect(await seriousAxeViolations(target)).toEqual([]);
@@ -379,6 +377,8 @@ describe('the designer, administration sections', () => {
 
   it('a non-admin, at a phone width, sees no admin sections and the admin-only scopes disabled with the reason', async () => {
     const designer = await signIn('dana@example.com', 'dana-password', PHONE);
+    // At a phone's width the sections fold behind the Menu button.
+    await openDesignerMenu(designer.page);
     const links = await designer.page.getByRole('navigation', { name: 'Designer' }).getByRole('link').allTextContents();
     expect(links).toEqual(['Features', 'Hooks', 'Tables', 'Menus', 'Roles', 'Environment', 'MCP keys']);
     await openSection(designer.page, 'MCP keys');

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
+import { openDesignerMenu } from '../helpers/designer.js';
 
 /**
  * In headless Chromium: a person whose role cannot use the designer is sent to the application
@@ -102,6 +103,8 @@ describe('people who are not admins', () => {
     await signIn(page, 'dana@example.com', 'dana-password');
     await page.getByRole('navigation', { name: 'Designer' }).waitFor();
     expect(new URL(page.url()).pathname).toBe('/');
+    // At a phone's width Sign out is behind the Menu button.
+    await openDesignerMenu(page);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to Trellis' }).waitFor();
     await context.close();

@@ -4,6 +4,7 @@ import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from 
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey, structuredData } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
+import { openSection as openDesignerSection } from '../helpers/designer.js';
 
 /**
  * A person building alone in the designer (issue 20, SCENARIOS 10), in headless Chromium: a table
@@ -55,10 +56,7 @@ async function openDesigner(viewport: { width: number; height: number }): Promis
   return opened;
 }
 
-async function openSection(target: Page, name: string) {
-  await target.getByRole('navigation', { name: 'Designer' }).getByRole('link', { name, exact: true }).click();
-  await target.getByRole('heading', { level: 1, name, exact: true }).waitFor();
-}
+const openSection = (target: Page, name: string) => openDesignerSection(target, name);
 
 async function orders() {
   const { tables } = await gqlData(owner, '{ tables { _id name fields { name type required unique } } }');

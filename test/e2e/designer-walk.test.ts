@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, PHONE, clickAfterScroll, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
+import { openSection as openDesignerSection } from '../helpers/designer.js';
 
 /**
  * Issue 20's "Done when": a person alone in the designer, in headless Chromium, from an empty
@@ -78,10 +79,7 @@ async function signIn(target: Page, email: string, password: string) {
   await target.getByRole('button', { name: 'Sign in' }).click();
 }
 
-async function openSection(name: string) {
-  await page.getByRole('navigation', { name: 'Designer' }).getByRole('link', { name, exact: true }).click();
-  await page.getByRole('heading', { level: 1, name, exact: true }).waitFor();
-}
+const openSection = (name: string) => openDesignerSection(page, name);
 
 async function newFeature(name: string) {
   await openSection('Features');

@@ -4,6 +4,7 @@ import { DESKTOP, PHONE, clickAfterScroll, launchBrowser, screenshot, seriousAxe
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
+import { openDesignerMenu } from '../helpers/designer.js';
 
 /**
  * The designer (GET /) in headless Chromium, as a person clicks it: sign-in, the sections, the
@@ -58,7 +59,7 @@ async function signIn(email: string = OWNER.email, password: string = OWNER.pass
 }
 
 function section(page: Page, name: string) {
-  return page.getByRole('navigation', { name: 'Designer' }).getByRole('link', { name, exact: true }).click();
+  return openDesignerMenu(page).then(() => page.getByRole('navigation', { name: 'Designer' }).getByRole('link', { name, exact: true }).click());
 }
 
 /** Types into the CodeMirror editor named `label`, replacing its text. */
@@ -321,7 +322,8 @@ describe('the designer', () => {
     page.setDefaultTimeout(10_000);
     await page.goto(`${server.url}/`);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    await page.keyboard.press('Tab');
+    // The sign-in form focuses its first field.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('email');
     await page.keyboard.type(OWNER.email);
     await page.keyboard.press('Tab');
     await page.keyboard.type(OWNER.password);

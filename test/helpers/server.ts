@@ -17,6 +17,9 @@ export interface TestServer {
   readonly config: Config;
   /** Environment that points a CLI process at this server's data. */
   readonly env: Record<string, string>;
+  /** Stops the server as a crash or a restart would (its data stays); `start()` brings it back on the same port. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -36,14 +39,26 @@ export async function startTestServer(extraEnv: Record<string, string> = {}): Pr
     cpSync(inject('pgliteTemplate'), dataDir, { recursive: true });
   }
   const config = loadConfig(env);
-  const server = await startServer(config);
+  let server: RunningServer | null = await startServer(config);
+  const url = server.url;
   return {
-    url: server.url,
-    server,
+    url,
+    get server() {
+      if (!server) throw new Error('The test server is stopped');
+      return server;
+    },
     config,
     env,
+    stop: async () => {
+      await server?.close();
+      server = null;
+    },
+    start: async () => {
+      server ??= await startServer(loadConfig({ ...env, PORT: new URL(url).port }));
+    },
     close: async () => {
-      await server.close();
+      await server?.close();
+      server = null;
       await dropDatabase();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -1,6 +1,7 @@
 // The designer's access to the builder GraphQL: every section runs its documents through `useApi`,
 // which reports an ended session to the page (the page asks to sign in again and keeps its state).
 import { createContext, useCallback, useContext, useEffect, useRef, useState } from 'react';
+import { isUnreachable, onReachability, serverReachable } from '../shared/connectivity.js';
 import { graphql, GraphQLRequestError, SessionExpiredError } from '../shared/graphql.js';
 
 export interface Me {
@@ -68,23 +69,31 @@ export function fieldErrors(error: unknown): Record<string, string> {
   return out;
 }
 
-/** Loads data when the dependencies change; `reload()` loads again. */
+/**
+ * Loads data when the dependencies change; `reload()` loads again. A load that did not reach the
+ * server loads again by itself when the server answers; a new load clears the error it replaces.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | null; loading: boolean; reload: () => void } {
-  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({ data: undefined, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean; unreachable: boolean }>({ data: undefined, error: null, loading: true, unreachable: false });
   const [tick, setTick] = useState(0);
   const loader = useRef(load);
   loader.current = load;
   useEffect(() => {
     let live = true;
-    setState((previous) => ({ ...previous, loading: true }));
+    setState((previous) => ({ ...previous, error: null, loading: true, unreachable: false }));
     loader
       .current()
-      .then((data) => live && setState({ data, error: null, loading: false }))
-      .catch((error) => live && setState((previous) => ({ data: previous.data, error: errorMessage(error), loading: false })));
+      .then((data) => live && setState({ data, error: null, loading: false, unreachable: false }))
+      .catch((error) => live && setState((previous) => ({ data: previous.data, error: errorMessage(error), loading: false, unreachable: isUnreachable(error) })));
     return () => {
       live = false;
     };
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { ...state, reload };
+  useEffect(() => {
+    if (!state.unreachable) return;
+    if (serverReachable()) reload();
+    return onReachability((reachable) => reachable && reload());
+  }, [state.unreachable, reload]);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
 }

@@ -1,5 +1,5 @@
 // Small building blocks shared by the designer's sections.
-import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
 
 export function SectionHeader({ title, children }: { title: string; children?: ReactNode }) {
   return (
@@ -10,12 +10,25 @@ export function SectionHeader({ title, children }: { title: string; children?: R
   );
 }
 
-export function ErrorText({ error }: { error: string | null | undefined }) {
+/** An error in words; with `onRetry` (a failed load), a Retry button beside it. */
+export function ErrorText({ error, onRetry }: { error: string | null | undefined; onRetry?: () => void }) {
   if (!error) return null;
+  if (!onRetry) {
+    return (
+      <p className="error" role="alert">
+        {error}
+      </p>
+    );
+  }
   return (
-    <p className="error" role="alert">
-      {error}
-    </p>
+    <div className="row load-error">
+      <p className="error" role="alert">
+        {error}
+      </p>
+      <button type="button" onClick={onRetry}>
+        Retry
+      </button>
+    </div>
   );
 }
 
@@ -109,22 +122,39 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
  */
 export function ConfirmButton({ label, name, question, onConfirm, disabled }: { label: string; name?: string; question: string; onConfirm: () => void | Promise<void>; disabled?: boolean }) {
   const [asking, setAsking] = useState(false);
-  const confirm = useRef<HTMLButtonElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
+  const opener = useRef<HTMLButtonElement>(null);
+  const answered = useRef(false);
   useEffect(() => {
-    if (asking) confirm.current?.focus();
+    // The safe answer has the focus: Enter pressed twice does not delete. Back on the button after Cancel or Escape.
+    if (asking) cancel.current?.focus();
+    else if (answered.current) opener.current?.focus();
+    answered.current = false;
   }, [asking]);
+  const stop = () => {
+    answered.current = true;
+    setAsking(false);
+  };
   if (!asking) {
     return (
-      <button type="button" className="danger" disabled={disabled} aria-label={name} onClick={() => setAsking(true)}>
+      <button type="button" ref={opener} className="danger" disabled={disabled} aria-label={name} onClick={() => setAsking(true)}>
         {label}
       </button>
     );
   }
   return (
-    <span className="confirm" role="group" aria-label={question}>
+    <span
+      className="confirm"
+      role="group"
+      aria-label={question}
+      onKeyDown={(event) => {
+        if (event.key !== 'Escape') return;
+        event.stopPropagation();
+        stop();
+      }}
+    >
       <span>{question}</span>
       <button
-        ref={confirm}
         type="button"
         className="danger"
         onClick={async () => {
@@ -134,7 +164,7 @@ export function ConfirmButton({ label, name, question, onConfirm, disabled }: { 
       >
         Yes, {label.toLowerCase()}
       </button>
-      <button type="button" onClick={() => setAsking(false)}>
+      <button type="button" ref={cancel} onClick={stop}>
         Cancel
       </button>
     </span>
@@ -264,4 +294,78 @@ export function Tabs<Id extends string>({ label, tabs, current, onSelect, childr
       </div>
     </div>
   );
+}
+
+/**
+ * A modal dialog (the browser's own <dialog>): it takes the focus, makes the page behind it inert,
+ * closes on Escape when `onClose` is given, and gives the focus back to what had it when it opened.
+ */
+export function Modal({ labelledBy, onClose, children }: { labelledBy: string; onClose?: () => void; children: ReactNode }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current!;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    if (!dialog.open) dialog.showModal();
+    return () => {
+      dialog.close();
+      if (opener?.isConnected) opener.focus();
+    };
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      className="modal"
+      aria-labelledby={labelledBy}
+      onKeyDown={(event) => {
+        // Tab goes round inside the dialog rather than out to the browser.
+        if (event.key !== 'Tab') return;
+        const focusable = [...event.currentTarget.querySelectorAll<HTMLElement>('input, select, textarea, button, a[href], [tabindex]:not([tabindex="-1"])')].filter((element) => !element.matches(':disabled'));
+        const first = focusable[0];
+        const last = focusable[focusable.length - 1];
+        if (!first || !last) return;
+        if (!event.shiftKey && document.activeElement === last) {
+          event.preventDefault();
+          first.focus();
+        } else if (event.shiftKey && document.activeElement === first) {
+          event.preventDefault();
+          last.focus();
+        }
+      }}
+      onCancel={(event) => {
+        // Escape: closes when the dialog may be dismissed; the page decides (it unmounts the dialog).
+        event.preventDefault();
+        onClose?.();
+      }}
+    >
+      {children}
+    </dialog>
+  );
+}
+
+/**
+ * An inline form opened by a button ("New table"): closing it (Cancel, Escape, done) gives the
+ * focus back to that button, so the keyboard stays where the person was.
+ */
+export function useDisclosure() {
+  const [open, setOpenState] = useState(false);
+  const opener = useRef<HTMLButtonElement>(null);
+  const returning = useRef(false);
+  useEffect(() => {
+    if (open || !returning.current) return;
+    returning.current = false;
+    opener.current?.focus();
+  }, [open]);
+  const setOpen = useCallback((next: boolean) => {
+    if (!next) returning.current = true;
+    setOpenState(next);
+  }, []);
+  const closeOnEscape = useCallback(
+    (event: React.KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      event.stopPropagation();
+      setOpen(false);
+    },
+    [setOpen],
+  );
+  return { open, setOpen, opener, closeOnEscape };
 }

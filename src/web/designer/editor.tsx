@@ -26,6 +26,8 @@ export interface CodeEditorProps {
   validate?: (code: string) => Promise<{ errors: Finding[]; warnings: Finding[] }>;
   /** What the completions offer (feature code); none without it. */
   assist?: AuthoringAssist | undefined;
+  /** Called once the editor is on the page (its code arrives on demand: saving waits for it). */
+  onReady?: () => void;
 }
 
 const DEBOUNCE_MS = 400;
@@ -138,11 +140,11 @@ function graphqlCompletions(guide: AuthoringAssist, prefix: string, from: number
   return { from, options: [...fields, ...SYSTEM_FIELDS.map((name) => ({ label: name, type: 'property', detail: 'every record' }))], validFor };
 }
 
-export default function CodeEditor({ value, onChange, jsx, label, validate, assist }: CodeEditorProps) {
+export default function CodeEditor({ value, onChange, jsx, label, validate, assist, onReady }: CodeEditorProps) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
-  const latest = useRef({ onChange, validate, assist });
-  latest.current = { onChange, validate, assist };
+  const latest = useRef({ onChange, validate, assist, onReady });
+  latest.current = { onChange, validate, assist, onReady };
   /**
    * Texts the editor reported that `value` has not caught up with: a `value` among them is the
    * editor's own echo, older than what was typed since, and must not replace it.
@@ -182,6 +184,7 @@ export default function CodeEditor({ value, onChange, jsx, label, validate, assi
       ],
     });
     view.current = new EditorView({ state, parent: host.current! });
+    latest.current.onReady?.();
     return () => view.current?.destroy();
     // The editor is created once per mount; later values arrive through the effect below.
   }, [jsx, label]);

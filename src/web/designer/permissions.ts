@@ -23,3 +23,6 @@ export const PERMISSION_MEANINGS: readonly PermissionMeaning[] = [
 /** Every role permission, in the order above. */
 export const PERMISSIONS: readonly string[] = PERMISSION_MEANINGS.map((meaning) => meaning.permission);
 
+
+/** Every permission, in the order above: what an admin holds. */
+export const ALL_PERMISSIONS: readonly string[] = PERMISSION_MEANINGS.map((meaning) => meaning.permission);

@@ -1,4 +1,5 @@
 // A small client for POST /graphql with the session's bearer token.
+import { reachingFetch } from './connectivity.js';
 import { clearSession, loadSession } from './session.js';
 
 /** A GraphQL error as the server sends it (extensions.code / extensions.status). */
@@ -51,7 +52,8 @@ export async function graphqlAnswer<T = Record<string, unknown>>(
   const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${session.token}` };
   if (options.feature) headers['x-trellis-feature'] = options.feature;
   if (options.scratch) headers['x-trellis-scratch'] = '1';
-  const response = await fetch('/graphql', { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+  // Throws ServerUnreachableError when the server does not answer: the page then retries by itself.
+  const response = await reachingFetch('/graphql', { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
   if (response.status === 401) {
     clearSession();
     throw new SessionExpiredError();

@@ -1,5 +1,6 @@
 // The signed-in session, shared by the designer (/) and the application page (/app): both are
 // served from the same origin and keep the bearer token under one localStorage key.
+import { reachingFetch } from './connectivity.js';
 
 const SESSION_KEY = 'trellis.session';
 
@@ -27,7 +28,7 @@ export function clearSession(): void {
 
 /** Signs in with `POST /api/auth/login`; throws an Error with the server's message on failure. */
 export async function signIn(email: string, password: string): Promise<Session> {
-  const response = await fetch('/api/auth/login', {
+  const response = await reachingFetch('/api/auth/login', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email, password }),

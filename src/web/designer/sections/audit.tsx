@@ -124,7 +124,7 @@ export default function AuditSection(_props: { id?: string }) {
           </button>
         </div>
       </form>
-      <ErrorText error={error} />
+      <ErrorText error={error} onRetry={reload} />
       {data ? <EntryTable entries={data.mcpAuditLogs.items} /> : loading ? <Loading /> : null}
       <nav className="row" aria-label="Audit pages">
         <button

@@ -25,12 +25,12 @@ export default function EnvironmentSection(_props: { id?: string }) {
   const [name, setName] = useState('');
   const valueInput = useRef<HTMLInputElement>(null);
 
-  if (!data) return loading ? <Loading /> : <ErrorText error={error} />;
+  if (!data) return loading ? <Loading /> : <ErrorText error={error} onRetry={reload} />;
   return (
     <div className="stack">
       <SectionHeader title="Environment" />
       <p className="muted">Hooks read these variables. A value is write-only: once saved it is never shown again, here or anywhere.</p>
-      <ErrorText error={error} />
+      <ErrorText error={error} onRetry={reload} />
       {canWrite ? null : <p className="notice">You can see the names only: setting or deleting a variable needs the env:write permission.</p>}
       <VariableTable
         variables={data.environmentVariables}

@@ -1,15 +1,16 @@
 // Features: list with search, the JSX editor with the validator's findings inline and the authoring
 // guide beside it (its completions too), draft and published, versions with their diff, restore,
 // and a preview of the code in the editor on scratch or real data.
-import { lazy, Suspense, useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { Suspense, useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { ConfirmButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField } from '../components.js';
+import { ConfirmButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField, useDisclosure } from '../components.js';
 import type { Finding } from '../components.js';
 import { FEATURE_GUIDE_QUERY, FeatureGuide, guideFrom, useGuideIsDrawer } from '../feature-guide.js';
-import { navigate } from '../main.js';
+import { LoadBoundary, retryableLazy } from '../recovery.js';
+import { forgetUnsaved, navigate, useUnsavedChanges } from '../routes.js';
 import { FeaturePreview } from '../preview.js';
 
-const CodeEditor = lazy(() => import('../editor.js'));
+const CodeEditor = retryableLazy(() => import('../editor.js'));
 
 interface FeatureSummary {
   _id: string;
@@ -60,7 +61,7 @@ export default function FeaturesSection({ id }: { id?: string }) {
             <span>Search features</span>
             <input type="search" value={search} onChange={(event) => setSearch(event.target.value)} />
           </label>
-          <ErrorText error={list.error} />
+          <ErrorText error={list.error} onRetry={list.reload} />
           <ItemList label="Features" section="features" items={list.data?.features} current={id} empty={search ? 'No feature matches.' : 'No feature yet.'}>
             {(feature) => (
               <>
@@ -86,12 +87,12 @@ function StatusPill({ feature }: { feature: FeatureSummary }) {
 
 function NewFeature({ onCreated }: { onCreated: (id: string) => void }) {
   const { run } = useDesigner();
-  const [open, setOpen] = useState(false);
+  const { open, setOpen, opener, closeOnEscape } = useDisclosure();
   const [name, setName] = useState('');
   const [error, setError] = useState<string | null>(null);
   if (!open) {
     return (
-      <button type="button" className="primary" onClick={() => setOpen(true)}>
+      <button type="button" className="primary" ref={opener} onClick={() => setOpen(true)}>
         New feature
       </button>
     );
@@ -108,7 +109,7 @@ function NewFeature({ onCreated }: { onCreated: (id: string) => void }) {
     }
   }
   return (
-    <form className="row" onSubmit={create} aria-label="New feature">
+    <form className="row" onSubmit={create} onKeyDown={closeOnEscape} aria-label="New feature">
       <TextField label="Name of the new feature" value={name} onChange={setName} required autoFocus />
       <button type="submit" className="primary">
         Create
@@ -142,6 +143,9 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
     if (drawer) guideToggle.current?.focus();
   }, [drawer]);
   const feature = loaded.data?.feature;
+  const [editorReady, setEditorReady] = useState(false);
+  const unsaved = !!draft && !!feature && (draft.code !== feature.customCode || draft.name !== feature.name || draft.description !== feature.description);
+  useUnsavedChanges(unsaved, `the feature ${feature?.name ?? id}`);
 
   useEffect(() => {
     if (feature && !draft) setDraft({ name: feature.name, description: feature.description, code: feature.customCode });
@@ -156,12 +160,11 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
     [run],
   );
 
-  if (loaded.error) return <ErrorText error={loaded.error} />;
+  if (loaded.error) return <ErrorText error={loaded.error} onRetry={loaded.reload} />;
   if (!loaded.data) return <Loading />;
   if (!feature) return <p role="alert">The feature '{id}' does not exist.</p>;
   if (!draft) return <Loading />;
   const canWrite = permissions.has('features:write');
-  const unsaved = draft.code !== feature.customCode || draft.name !== feature.name || draft.description !== feature.description;
 
   async function save(status: 'draft' | 'published') {
     if (!draft || !feature) return;
@@ -209,9 +212,11 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
               {guideOpen ? 'Hide the guide' : 'Show the guide'}
             </button>
           </div>
-          <Suspense fallback={<Loading what="Loading the editor…" />}>
-            <CodeEditor value={draft.code} onChange={(code) => setDraft((current) => current && { ...current, code })} jsx label="Feature code" validate={validate} assist={guide.data} />
-          </Suspense>
+          <LoadBoundary what="The code editor">
+            <Suspense fallback={<Loading what="Loading the editor…" />}>
+              <CodeEditor value={draft.code} onChange={(code) => setDraft((current) => current && { ...current, code })} jsx label="Feature code" validate={validate} assist={guide.data} onReady={() => setEditorReady(true)} />
+            </Suspense>
+          </LoadBoundary>
           <Findings findings={findings} />
         </div>
         {guideOpen ? (
@@ -233,10 +238,11 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
       <div className="row">
         {canWrite ? (
           <>
-            <button type="button" onClick={() => void save('draft')} disabled={saving}>
+            {/* Enabled once the editor is ready: what it holds is what is saved. */}
+            <button type="button" onClick={() => void save('draft')} disabled={!editorReady || saving}>
               Save draft
             </button>
-            <button type="button" className="primary" onClick={() => void save('published')} disabled={saving || (findings?.errors.length ?? 0) > 0}>
+            <button type="button" className="primary" onClick={() => void save('published')} disabled={!editorReady || saving || (findings?.errors.length ?? 0) > 0}>
               Publish
             </button>
           </>
@@ -255,11 +261,13 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
         {permissions.has('config:delete') ? (
           <ConfirmButton
             label="Delete"
+            disabled={!editorReady}
             question={`Delete the feature ${feature.name}?`}
             onConfirm={async () => {
               try {
                 await run(`mutation($id: ID!) { deleteFeature(_id: $id, confirm: true) }`, { id: feature._id });
                 onChanged();
+                forgetUnsaved();
                 navigate('features');
               } catch (failure) {
                 setError(errorMessage(failure));
@@ -311,7 +319,7 @@ function Versions({ featureId, canRestore, onRestore }: { featureId: string; can
   return (
     <section aria-labelledby="versions-title">
       <h3 id="versions-title">Version history</h3>
-      <ErrorText error={versions.error ?? error} />
+      <ErrorText error={versions.error ?? error} onRetry={versions.error ? versions.reload : undefined} />
       <div className="scroll-x" role="region" aria-label="Feature versions" tabIndex={0}>
         <table className="grid">
           <thead>

@@ -48,7 +48,7 @@ export default function HookRunCharts({ hookId }: { hookId: string }) {
       }),
     [hookId],
   );
-  if (stats.error) return <ErrorText error={stats.error} />;
+  if (stats.error) return <ErrorText error={stats.error} onRetry={stats.reload} />;
   if (!stats.data) return <Loading what="Loading the run counts…" />;
   const counted = stats.data.hookRunStats;
   const periods = fillPeriods(counted, Date.now());

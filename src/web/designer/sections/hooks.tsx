@@ -1,14 +1,15 @@
 // Hooks: list, editor with the hook validator's findings inline, the webhook URL, a test run of a
 // webhook (raw body, headers, a provider's signature made on the server), and the run log of the
 // hook, newest first, paged, with the status each webhook run answered.
-import { lazy, Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
+import { Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { ConfirmButton, CopyButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField } from '../components.js';
+import { ConfirmButton, CopyButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField, useDisclosure } from '../components.js';
 import type { Finding } from '../components.js';
-import { navigate } from '../main.js';
+import { LoadBoundary, retryableLazy } from '../recovery.js';
+import { forgetUnsaved, navigate, useUnsavedChanges } from '../routes.js';
 import HookRunCharts from './hook-charts.js';
 
-const CodeEditor = lazy(() => import('../editor.js'));
+const CodeEditor = retryableLazy(() => import('../editor.js'));
 
 interface Hook {
   _id: string;
@@ -70,7 +71,7 @@ export default function HooksSection({ id }: { id?: string }) {
       <SectionHeader title="Hooks">{permissions.has('hooks:write') ? <NewHook tables={tables} onCreated={(created) => (hooks.reload(), navigate('hooks', created))} /> : null}</SectionHeader>
       <div className="split">
         <div>
-          <ErrorText error={hooks.error} />
+          <ErrorText error={hooks.error} onRetry={hooks.reload} />
           <ItemList label="Hooks" section="hooks" items={hooks.data?.hooks} current={id} empty="No hook yet.">
             {(hook) => (
               <>
@@ -91,14 +92,14 @@ export default function HooksSection({ id }: { id?: string }) {
 
 function NewHook({ tables, onCreated }: { tables: { _id: string; name: string }[]; onCreated: (id: string) => void }) {
   const { run } = useDesigner();
-  const [open, setOpen] = useState(false);
+  const { open, setOpen, opener, closeOnEscape } = useDisclosure();
   const [name, setName] = useState('');
   const [type, setType] = useState('beforeSave');
   const [tableId, setTableId] = useState('');
   const [error, setError] = useState<string | null>(null);
   if (!open) {
     return (
-      <button type="button" className="primary" onClick={() => setOpen(true)}>
+      <button type="button" className="primary" ref={opener} onClick={() => setOpen(true)}>
         New hook
       </button>
     );
@@ -121,7 +122,7 @@ function NewHook({ tables, onCreated }: { tables: { _id: string; name: string }[
     }
   }
   return (
-    <form className="panel" onSubmit={create} aria-label="New hook">
+    <form className="panel" onSubmit={create} onKeyDown={closeOnEscape} aria-label="New hook">
       <TextField label="Name of the new hook" value={name} onChange={setName} required autoFocus />
       <SelectField label="Type" value={type} onChange={setType} options={TYPES} />
       {needsTable ? <SelectField label="Table" value={tableId || tables[0]?._id || ''} onChange={setTableId} options={tables.map((table) => ({ value: table._id, label: table.name }))} /> : null}
@@ -147,6 +148,8 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
   const [saving, setSaving] = useState(false);
   const [runsTick, setRunsTick] = useState(0);
   const hook = loaded.data?.hook;
+  const [editorReady, setEditorReady] = useState(false);
+  useUnsavedChanges(!!hook && code !== null && code !== hook.content, `the hook ${hook?.name ?? id}`);
   useEffect(() => {
     if (hook && code === null) setCode(hook.content);
   }, [hook, code]);
@@ -158,7 +161,7 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
     },
     [run],
   );
-  if (loaded.error) return <ErrorText error={loaded.error} />;
+  if (loaded.error) return <ErrorText error={loaded.error} onRetry={loaded.reload} />;
   if (!loaded.data || code === null) return <Loading />;
   if (!hook) return <p role="alert">The hook '{id}' does not exist.</p>;
   const canWrite = permissions.has('hooks:write');
@@ -199,14 +202,16 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
           <CopyButton text={url} label="Copy the webhook URL" />
         </div>
       ) : null}
-      <Suspense fallback={<Loading what="Loading the editor…" />}>
-        <CodeEditor value={code} onChange={setCode} jsx={false} label="Hook code" validate={validate} />
-      </Suspense>
+      <LoadBoundary what="The code editor">
+        <Suspense fallback={<Loading what="Loading the editor…" />}>
+          <CodeEditor value={code} onChange={setCode} jsx={false} label="Hook code" validate={validate} onReady={() => setEditorReady(true)} />
+        </Suspense>
+      </LoadBoundary>
       <Findings findings={findings} />
       <ErrorText error={error} />
       <div className="row">
         {canWrite ? (
-          <button type="button" className="primary" onClick={() => void save()} disabled={saving || code === hook.content}>
+          <button type="button" className="primary" onClick={() => void save()} disabled={!editorReady || saving || code === hook.content}>
             Save
           </button>
         ) : (
@@ -215,11 +220,13 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
         {canWrite && permissions.has('config:delete') ? (
           <ConfirmButton
             label="Delete"
+            disabled={!editorReady}
             question={`Delete the hook ${hook.name}?`}
             onConfirm={async () => {
               try {
                 await run(`mutation($id: ID!) { deleteHook(_id: $id, confirm: true) }`, { id: hook._id });
                 onChanged();
+                forgetUnsaved();
                 navigate('hooks');
               } catch (failure) {
                 setError(errorMessage(failure));
@@ -440,7 +447,7 @@ function Runs({ hookId, webhook }: { hookId: string; webhook: boolean }) {
           options={OUTCOMES}
         />
       </div>
-      <ErrorText error={runs.error} />
+      <ErrorText error={runs.error} onRetry={runs.reload} />
       {!page ? (
         <Loading />
       ) : page.items.length === 0 ? (

@@ -54,7 +54,7 @@ export default function IntegrationsSection(_props: { id?: string }) {
             }}
           />
         )}
-        <ErrorText error={error} />
+        <ErrorText error={error} onRetry={reload} />
         {data ? <KeyTable keys={data.integrationKeys} roles={data.roles} onDeleted={reload} /> : loading ? <Loading /> : null}
       </section>
     </div>

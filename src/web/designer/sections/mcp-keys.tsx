@@ -3,6 +3,7 @@
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { ConfirmButton, CopyButton, ErrorText, Loading, SectionHeader, ShownOnce, TextField, formatTime } from '../components.js';
+import { ALL_PERMISSIONS } from '../permissions.js';
 
 interface McpApiKey {
   _id: string;
@@ -18,7 +19,7 @@ interface McpApiKey {
 }
 
 /** The scopes of src/access/permissions.ts, in its order (the order tools and docs list them). */
-const SCOPES = ['config:read', 'features:write', 'tables:write', 'menus:write', 'hooks:write', 'roles:write', 'env:write', 'config:delete'];
+const SCOPES = ALL_PERMISSIONS.filter((permission) => permission !== 'admin' && permission !== 'ai_designer');
 /** Scopes only an admin may grant (ADMIN_ONLY_SCOPES there). */
 const ADMIN_ONLY_SCOPES = new Set(['hooks:write', 'roles:write', 'env:write', 'config:delete']);
 const MAX_DAYS = 365;
@@ -67,7 +68,7 @@ export default function McpKeysSection(_props: { id?: string }) {
           <input type="checkbox" checked={all} onChange={(event) => setAll(event.target.checked)} /> Show every key of the application (admin)
         </label>
       ) : null}
-      <ErrorText error={error} />
+      <ErrorText error={error} onRetry={reload} />
       {data ? <KeyTable keys={data.mcpApiKeys} all={all} onRevoked={reload} /> : loading ? <Loading /> : null}
     </div>
   );

@@ -66,7 +66,7 @@ export default function MenusSection(_props: { id?: string }) {
   const [draft, setDraft] = useState<Draft | null>(null);
   const canWrite = permissions.has('menus:write');
 
-  if (!data) return loading ? <Loading /> : <ErrorText error={error} />;
+  if (!data) return loading ? <Loading /> : <ErrorText error={error} onRetry={reload} />;
   return (
     <div className="stack">
       <SectionHeader title="Menus">
@@ -76,7 +76,7 @@ export default function MenusSection(_props: { id?: string }) {
           </button>
         ) : null}
       </SectionHeader>
-      <ErrorText error={error} />
+      <ErrorText error={error} onRetry={reload} />
       {canWrite ? null : <p className="notice">You can see the menus; changing them needs the menus:write permission.</p>}
       <MenuTable menus={data.menus} features={data.features} canWrite={canWrite} onEdit={(menu) => setDraft(toDraft(menu))} />
       {draft ? (

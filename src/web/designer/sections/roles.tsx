@@ -62,11 +62,11 @@ export default function RolesSection(_props: { id?: string }) {
   const canGrant = permissions.has('roles:write');
   const canManage = canGrant && isAdmin;
 
-  if (!data) return loading ? <Loading /> : <ErrorText error={error} />;
+  if (!data) return loading ? <Loading /> : <ErrorText error={error} onRetry={reload} />;
   return (
     <div className="stack">
       <SectionHeader title="Roles" />
-      <ErrorText error={error} />
+      <ErrorText error={error} onRetry={reload} />
       {canGrant ? null : <p className="notice">You can see the roles; changing them or their feature access needs the roles:write permission.</p>}
       {canGrant && !canManage ? <p className="notice">Only admins can create, change or delete roles; you can change which features each role sees.</p> : null}
       <RoleTable roles={data.roles} canManage={canManage} onChanged={reload} />

@@ -54,8 +54,8 @@ function originsError(errors: Record<string, string>, origins: string[]): string
 
 export default function SettingsSection(_props: { id?: string }) {
   const { run } = useDesigner();
-  const { data, error, loading } = useLoad(() => run<{ application: Application }>(LOAD), []);
-  if (!data) return loading ? <Loading /> : <ErrorText error={error} />;
+  const { data, error, loading, reload } = useLoad(() => run<{ application: Application }>(LOAD), []);
+  if (!data) return loading ? <Loading /> : <ErrorText error={error} onRetry={reload} />;
   return (
     <div className="stack">
       <SettingsForm application={data.application} />

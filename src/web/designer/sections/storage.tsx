@@ -66,7 +66,7 @@ export default function StorageStatsPanel() {
           Refresh
         </button>
       </div>
-      <ErrorText error={stats.error} />
+      <ErrorText error={stats.error} onRetry={stats.reload} />
       {!data ? (
         stats.loading ? <Loading what="Measuring the database…" /> : null
       ) : (

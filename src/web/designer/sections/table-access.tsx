@@ -130,8 +130,8 @@ function placeErrors(failure: unknown): RoleErrors {
 
 export function TableAccessTab({ table }: { table: AccessTable }) {
   const { run } = useDesigner();
-  const { data, error } = useLoad(() => run<{ table: { access: TableAccess[] } | null; roles: Role[] }>(LOAD, { id: table._id }), [table._id]);
-  if (!data) return error ? <ErrorText error={error} /> : <Loading />;
+  const { data, error, reload } = useLoad(() => run<{ table: { access: TableAccess[] } | null; roles: Role[] }>(LOAD, { id: table._id }), [table._id]);
+  if (!data) return error ? <ErrorText error={error} onRetry={reload} /> : <Loading />;
   if (!data.table) return <ErrorText error={`The table '${table.name}' no longer exists.`} />;
   return <AccessForm table={table} access={data.table.access} adminRoles={data.roles.filter(isAdminRole)} />;
 }

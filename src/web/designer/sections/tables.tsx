@@ -3,8 +3,8 @@
 // refusal is shown on the form. A table's Access tab (table-access.tsx) sets each role's rules.
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { cellText, ConfirmButton, ErrorText, ItemList, Loading, SectionHeader, SelectField, Tabs, TextField } from '../components.js';
-import { navigate } from '../main.js';
+import { cellText, ConfirmButton, ErrorText, ItemList, Loading, SectionHeader, SelectField, Tabs, TextField, useDisclosure } from '../components.js';
+import { navigate } from '../routes.js';
 import { TableAccessTab } from './table-access.js';
 import { DeleteTable, FIELD_SELECTION, TableFields, fieldTitle, type Field } from './table-fields.js';
 
@@ -46,7 +46,7 @@ export default function TablesSection({ id, tab }: { id?: string; tab?: string }
       <SectionHeader title="Tables">{permissions.has('tables:write') ? <NewTable onCreated={(created) => (tables.reload(), navigate('tables', created))} /> : null}</SectionHeader>
       <div className="split">
         <div>
-          <ErrorText error={tables.error} />
+          <ErrorText error={tables.error} onRetry={tables.reload} />
           <ItemList label="Tables" section="tables" items={tables.data?.tables} current={id} empty="No table yet.">
             {(candidate) => (
               <>
@@ -66,13 +66,13 @@ export default function TablesSection({ id, tab }: { id?: string; tab?: string }
 
 function NewTable({ onCreated }: { onCreated: (id: string) => void }) {
   const { run } = useDesigner();
-  const [open, setOpen] = useState(false);
+  const { open, setOpen, opener, closeOnEscape } = useDisclosure();
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [error, setError] = useState<string | null>(null);
   if (!open) {
     return (
-      <button type="button" className="primary" onClick={() => setOpen(true)}>
+      <button type="button" className="primary" ref={opener} onClick={() => setOpen(true)}>
         New table
       </button>
     );
@@ -88,7 +88,7 @@ function NewTable({ onCreated }: { onCreated: (id: string) => void }) {
     }
   }
   return (
-    <form className="panel" onSubmit={create} aria-label="New table">
+    <form className="panel" onSubmit={create} onKeyDown={closeOnEscape} aria-label="New table">
       <TextField label="Name of the new table" value={name} onChange={setName} required autoFocus />
       <TextField label="Description" value={description} onChange={setDescription} />
       <ErrorText error={error} />
@@ -262,7 +262,7 @@ function Records({ table, operations }: { table: Table; operations: Operations }
         <SelectField label="Sort by" value={sort.field} onChange={(field) => setSort({ ...sort, field })} options={sortable.map((name) => ({ value: name, label: name }))} />
         <SelectField label="Order" value={sort.direction} onChange={(direction) => setSort({ ...sort, direction })} options={[{ value: 'ASC', label: 'ascending' }, { value: 'DESC', label: 'descending' }]} />
       </form>
-      <ErrorText error={records.error ?? actionError} />
+      <ErrorText error={records.error ?? actionError} onRetry={records.error ? records.reload : undefined} />
       {editing ? <RecordForm table={table} operations={operations} record={editing === 'new' ? null : editing} onDone={(saved) => (setEditing(null), saved && records.reload())} /> : null}
       {!page ? (
         <Loading />

@@ -29,11 +29,11 @@ const UPDATE = `mutation UpdateUser($id: ID!, $role: String, $disabled: Boolean)
 export default function UsersSection(_props: { id?: string }) {
   const { run } = useDesigner();
   const { data, error, loading, reload } = useLoad(() => run<{ users: User[]; roles: Role[] }>(LOAD), []);
-  if (!data) return loading ? <Loading /> : <ErrorText error={error} />;
+  if (!data) return loading ? <Loading /> : <ErrorText error={error} onRetry={reload} />;
   return (
     <div className="stack">
       <SectionHeader title="Users" />
-      <ErrorText error={error} />
+      <ErrorText error={error} onRetry={reload} />
       <UserTable users={data.users} roles={data.roles} onChanged={reload} />
       <CreateUserForm roles={data.roles} onCreated={reload} />
     </div>

@@ -1,0 +1,111 @@
+// Whether the server answers. A request that cannot reach it (the server restarting, the network
+// gone) marks it unreachable; from then on the page asks GET /healthz, sooner when the browser says
+// it is back online, and tells its listeners the moment the server answers again, so that what
+// failed loads again by itself. One state for the whole page: every failed load waits on the same probe.
+
+/** The message a page shows for a request that did not reach the server. */
+export const UNREACHABLE_MESSAGE = 'The server cannot be reached. This page tries again by itself as soon as it answers.';
+
+/** Thrown for a request that got no answer from the server (or a gateway's answer that it is down). */
+export class ServerUnreachableError extends Error {
+  constructor() {
+    super(UNREACHABLE_MESSAGE);
+    this.name = 'ServerUnreachableError';
+  }
+}
+
+/** Whether an error says the server was not reached: ours, fetch's TypeError, or a failed dynamic import. */
+export function isUnreachable(error: unknown): boolean {
+  if (error instanceof ServerUnreachableError) return true;
+  if (!(error instanceof Error)) return false;
+  return error.name === 'TypeError' && /fetch|network|import|load/i.test(error.message);
+}
+
+/** Gateway answers that mean the server behind is down or restarting. */
+export const GATEWAY_DOWN = new Set([502, 503, 504]);
+
+type Listener = (reachable: boolean) => void;
+
+const listeners = new Set<Listener>();
+let reachable = true;
+let timer: ReturnType<typeof setTimeout> | undefined;
+let delay = 0;
+/** Probe delays: soon at first, then every 10 s at most. */
+const FIRST_DELAY_MS = 1000;
+const MAX_DELAY_MS = 10_000;
+
+export function serverReachable(): boolean {
+  return reachable;
+}
+
+/** Calls `listener` with each change of reachability; returns the unsubscribe. */
+export function onReachability(listener: Listener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+function set(next: boolean) {
+  if (reachable === next) return;
+  reachable = next;
+  for (const listener of [...listeners]) listener(next);
+}
+
+/** Records that a request did not reach the server, and starts probing until it answers. */
+export function reportUnreachable(): void {
+  set(false);
+  if (timer === undefined) schedule(FIRST_DELAY_MS);
+}
+
+/** Records an answer from the server (any HTTP status that is not a gateway's "down"). */
+export function reportReachable(): void {
+  if (timer !== undefined) clearTimeout(timer);
+  timer = undefined;
+  delay = 0;
+  set(true);
+}
+
+function schedule(ms: number) {
+  delay = ms;
+  timer = setTimeout(() => void probe(), ms);
+}
+
+/** Asks the server now (a Retry button, the browser coming back online); resolves with whether it answered. */
+export async function probe(): Promise<boolean> {
+  if (timer !== undefined) clearTimeout(timer);
+  timer = undefined;
+  try {
+    const response = await fetch('/healthz', { cache: 'no-store' });
+    if (!GATEWAY_DOWN.has(response.status)) {
+      reportReachable();
+      return true;
+    }
+  } catch {
+    // Still unreachable: probe again later.
+  }
+  if (!reachable) schedule(Math.min(MAX_DELAY_MS, Math.max(FIRST_DELAY_MS, delay * 2)));
+  return false;
+}
+
+/** fetch() that reports whether the server was reached, and throws ServerUnreachableError when it was not. */
+export async function reachingFetch(input: string, init?: RequestInit): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(input, init);
+  } catch (error) {
+    if (init?.signal?.aborted) throw error;
+    reportUnreachable();
+    throw new ServerUnreachableError();
+  }
+  if (GATEWAY_DOWN.has(response.status) && !(response.headers.get('content-type') ?? '').includes('json')) {
+    reportUnreachable();
+    throw new ServerUnreachableError();
+  }
+  reportReachable();
+  return response;
+}
+
+if (typeof window !== 'undefined') {
+  window.addEventListener('online', () => {
+    if (!reachable) void probe();
+  });
+}
