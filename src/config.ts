@@ -155,7 +155,10 @@ const envSchema = z.object({
     .describe('How long the per-minute run aggregates (counts and durations, no record data) are kept'),
   TRELLIS_AUDIT_RETENTION: duration(60_000, 3650 * 86_400_000)
     .default('365d')
-    .describe('How long MCP audit entries are kept (the spec requires one year)'),
+    .describe("How long audit entries are kept, the MCP audit's and the builder's (the spec requires one year)"),
+  TRELLIS_MAIL_RETENTION: duration(60_000, 3650 * 86_400_000)
+    .default('30d')
+    .describe('How long e-mail stays in the outbox once sent (unsent e-mail stays until it is sent)'),
   TRELLIS_RETENTION_SWEEP_INTERVAL: duration(1000, 86_400_000)
     .default('1h')
     .describe('How often expired run-log entries, aggregates and audit entries are deleted (in batches); the first sweep runs a minute after start'),
@@ -233,6 +236,7 @@ export type Config = {
   runLogRetentionMs: number;
   runStatsRetentionMs: number;
   auditRetentionMs: number;
+  mailRetentionMs: number;
   /** Time between two retention sweeps, in ms. */
   retentionSweepIntervalMs: number;
 };
@@ -278,6 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runLogRetentionMs: durationMs(e.TRELLIS_RUN_LOG_RETENTION),
     runStatsRetentionMs: durationMs(e.TRELLIS_RUN_STATS_RETENTION),
     auditRetentionMs: durationMs(e.TRELLIS_AUDIT_RETENTION),
+    mailRetentionMs: durationMs(e.TRELLIS_MAIL_RETENTION),
     retentionSweepIntervalMs: durationMs(e.TRELLIS_RETENTION_SWEEP_INTERVAL),
   };
 }

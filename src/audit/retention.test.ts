@@ -112,6 +112,39 @@ describe('a retention sweep, with a clock the test controls', () => {
   });
 });
 
+describe('the sweep also clears what no one can use or should keep', () => {
+  const now = new Date();
+  const ago = (ms: number) => new Date(now.getTime() - ms);
+
+  it('deletes expired sessions and access tokens, builder audit entries past the audit retention, and e-mail sent past its retention; keeps the rest', async () => {
+    const owner = await database.db.selectFrom('users').select('id').orderBy('created_at').executeTakeFirstOrThrow();
+    await database.db.insertInto('user_sessions').values([
+      { token_hash: 'expired-session', user_id: owner.id, expires_at: ago(60_000) },
+      { token_hash: 'live-session', user_id: owner.id, expires_at: new Date(now.getTime() + 3_600_000) },
+    ]).execute();
+    await sql`insert into audit_events (at, source, action, resource_type, details) values
+      (${ago(366 * DAY_MS)}, 'builder', 'retention.old', 'test', '{}'::jsonb),
+      (${ago(364 * DAY_MS)}, 'builder', 'retention.recent', 'test', '{}'::jsonb)`.execute(database.db);
+    await sql`insert into mail_outbox (to_address, subject, body, sent_at) values
+      ('a@example.com', 'sent-31-days', 'x', ${ago(31 * DAY_MS)}),
+      ('a@example.com', 'sent-29-days', 'x', ${ago(29 * DAY_MS)}),
+      ('a@example.com', 'never-sent', 'x', null)`.execute(database.db);
+    await sql`update mail_outbox set created_at = ${ago(400 * DAY_MS)} where subject = 'never-sent'`.execute(database.db);
+
+    const result = await sweepExpiredEntries(database, { ...DEFAULTS, mailMs: 30 * DAY_MS }, now);
+    expect(result).toMatchObject({ sessions: 1, auditEvents: 1, sentMail: 1 });
+    const sessions = (await database.db.selectFrom('user_sessions').select('token_hash').execute()).map((row) => row.token_hash);
+    expect(sessions).toContain('live-session');
+    expect(sessions).not.toContain('expired-session');
+    const actions = (await database.db.selectFrom('audit_events').select('action').where('resource_type', '=', 'test').execute()).map((row) => row.action);
+    expect(actions).toEqual(['retention.recent']);
+    const subjects = (await database.db.selectFrom('mail_outbox').select('subject').where('to_address', '=', 'a@example.com').orderBy('subject').execute()).map((row) => row.subject);
+    // Unsent e-mail stays, however old, until it is sent.
+    expect(subjects).toEqual(['never-sent', 'sent-29-days']);
+    expect(await sweepExpiredEntries(database, { ...DEFAULTS, mailMs: 30 * DAY_MS }, now)).toMatchObject({ sessions: 0, auditEvents: 0, sentMail: 0, accessTokens: 0 });
+  });
+});
+
 describe.runIf(usingPostgres)('day partitions on PostgreSQL', () => {
   const spec = { table: 'hook_runs', column: 'started_at' };
   /** A day far from the test's own data, so that its partitions are the test's alone. */

@@ -5,16 +5,23 @@ import { checkpointIfDue, vacuumDeadRows } from '../platform/db/embedded-mainten
 import type { DatabaseHandle } from '../platform/db/index.js';
 import { dropExpiredPartitions, ensureDayPartitions, isPartitioned, TIME_TABLES, type TimeTable } from '../platform/db/partitions.js';
 
-/** How long each kind of entry is kept, in ms (TRELLIS_RUN_LOG_RETENTION, TRELLIS_RUN_STATS_RETENTION, TRELLIS_AUDIT_RETENTION). */
+/**
+ * How long each kind of entry is kept, in ms (TRELLIS_RUN_LOG_RETENTION, TRELLIS_RUN_STATS_RETENTION,
+ * TRELLIS_AUDIT_RETENTION for both audits, TRELLIS_MAIL_RETENTION for e-mail once sent).
+ */
 export interface RetentionPeriods {
   runLogMs: number;
   runStatsMs: number;
   auditMs: number;
+  /** Sent e-mail; unsent e-mail stays until it is sent. Default 30 days when absent. */
+  mailMs?: number;
 }
 
 export function retentionOf(config: Config): RetentionPeriods {
-  return { runLogMs: config.runLogRetentionMs, runStatsMs: config.runStatsRetentionMs, auditMs: config.auditRetentionMs };
+  return { runLogMs: config.runLogRetentionMs, runStatsMs: config.runStatsRetentionMs, auditMs: config.auditRetentionMs, mailMs: config.mailRetentionMs };
 }
+
+const DEFAULT_MAIL_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /** Rows one DELETE removes at most: on the embedded database a batch holds the thread for tens of ms. */
 export const DELETE_BATCH = 5000;
@@ -26,10 +33,21 @@ const EMBEDDED_VACUUM_INTERVAL_MS = 60_000;
 const IDLE_AFTER_MS = 5000;
 
 
-const EXPIRING: readonly { spec: TimeTable; period: keyof RetentionPeriods; result: 'hookRuns' | 'hookRunStats' | 'mcpAuditLogs' }[] = [
-  { spec: TIME_TABLES[0]!, period: 'runLogMs', result: 'hookRuns' },
-  { spec: TIME_TABLES[1]!, period: 'runStatsMs', result: 'hookRunStats' },
-  { spec: TIME_TABLES[2]!, period: 'auditMs', result: 'mcpAuditLogs' },
+type Counted = 'hookRuns' | 'hookRunStats' | 'mcpAuditLogs' | 'auditEvents' | 'sentMail' | 'sessions' | 'accessTokens';
+
+/**
+ * What expires, by the column that dates it: the time tables (partitioned on PostgreSQL), the
+ * builder's audit with the MCP audit's retention, e-mail once sent, and sessions and integration
+ * tokens once they have expired (they can no longer be used: `period` null, the cutoff is now).
+ */
+const EXPIRING: readonly { spec: TimeTable; period: keyof RetentionPeriods | null; result: Counted; partitioned?: true }[] = [
+  { spec: TIME_TABLES[0]!, period: 'runLogMs', result: 'hookRuns', partitioned: true },
+  { spec: TIME_TABLES[1]!, period: 'runStatsMs', result: 'hookRunStats', partitioned: true },
+  { spec: TIME_TABLES[2]!, period: 'auditMs', result: 'mcpAuditLogs', partitioned: true },
+  { spec: { table: 'audit_events', column: 'at' }, period: 'auditMs', result: 'auditEvents' },
+  { spec: { table: 'mail_outbox', column: 'sent_at' }, period: 'mailMs', result: 'sentMail' },
+  { spec: { table: 'user_sessions', column: 'expires_at' }, period: null, result: 'sessions' },
+  { spec: { table: 'access_tokens', column: 'expires_at' }, period: null, result: 'accessTokens' },
 ];
 
 export interface SweepResult {
@@ -37,6 +55,13 @@ export interface SweepResult {
   mcpAuditLogs: number;
   hookRuns: number;
   hookRunStats: number;
+  /** The builder's audit entries (audit_events), kept as long as the MCP audit. */
+  auditEvents: number;
+  /** E-mail sent longer ago than its retention. */
+  sentMail: number;
+  /** Expired sign-in sessions and integration access tokens. */
+  sessions: number;
+  accessTokens: number;
   /** PostgreSQL: the partitions dropped whole, and those created ahead. */
   partitionsDropped: string[];
   partitionsCreated: string[];
@@ -52,7 +77,8 @@ export interface SweepOptions {
 }
 
 /**
- * Deletes the run-log rows, run aggregates and MCP audit entries older than their retention,
+ * Deletes the run-log rows, run aggregates, both audits' entries and sent e-mail older than their
+ * retention, and expired sessions and access tokens,
  * counted back from `now`. On PostgreSQL it first creates the day partitions ahead and drops the
  * partitions that have expired whole (a short lock, waited for at most 5 s). The rest goes in
  * batches of `batchSize` rows, one statement each with a pause between two, so that no statement
@@ -61,10 +87,11 @@ export interface SweepOptions {
  * autovacuum, and on a server it saves waiting for one.
  */
 export async function sweepExpiredEntries(database: Pick<DatabaseHandle, 'db' | 'kind'>, retention: RetentionPeriods, now = new Date(), options: SweepOptions = {}): Promise<SweepResult> {
-  const result: SweepResult = { mcpAuditLogs: 0, hookRuns: 0, hookRunStats: 0, partitionsDropped: [], partitionsCreated: [], vacuumed: [] };
-  for (const { spec, period, result: counted } of EXPIRING) {
-    const cutoff = new Date(now.getTime() - retention[period]);
-    if (database.kind === 'postgres' && (await isPartitioned(database.db, spec.table))) {
+  const result: SweepResult = { mcpAuditLogs: 0, hookRuns: 0, hookRunStats: 0, auditEvents: 0, sentMail: 0, sessions: 0, accessTokens: 0, partitionsDropped: [], partitionsCreated: [], vacuumed: [] };
+  for (const { spec, period, result: counted, partitioned } of EXPIRING) {
+    const kept = period === null ? 0 : (retention[period] ?? DEFAULT_MAIL_RETENTION_MS);
+    const cutoff = new Date(now.getTime() - kept);
+    if (partitioned && database.kind === 'postgres' && (await isPartitioned(database.db, spec.table))) {
       result.partitionsCreated.push(...(await ensureDayPartitions(database.db, spec, now)));
       result.partitionsDropped.push(...(await dropExpiredPartitions(database.db, spec.table, cutoff)));
     }
