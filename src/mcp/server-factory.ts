@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import type { Principal } from '../access/permissions.js';
 import type { Services } from '../services.js';
 import { PLAYBOOK } from './instructions.js';
+import { withPortableJsonSchema } from './portable-schema.js';
 import { runTool } from './run-tool.js';
 import type { Sdk } from './sdk.js';
 import { TOOLS } from './tools/index.js';
@@ -11,6 +12,8 @@ export const SERVER_INFO = { name: 'trellis', version: '0.1.0' } as const;
 
 /** Built once: a server is built for every request that the SDK answers. */
 const OUTPUT_SCHEMAS = new Map(TOOLS.map((tool) => [tool.name, fencedOutput(tool.output)]));
+/** The input schemas as tools/list shows them: the portable subset (src/mcp/portable-schema.ts). */
+const INPUT_SCHEMAS = new Map(TOOLS.map((tool) => [tool.name, withPortableJsonSchema(tool.input as never)]));
 
 /**
  * The SDK's McpServer for one request of one principal: every tool is registered (in the fixed
@@ -24,7 +27,7 @@ export function buildMcpServer(sdk: Sdk, services: Services, principal: Principa
       {
         title: tool.title,
         description: `${tool.description} Needs the '${tool.scope}' scope.`,
-        inputSchema: tool.input as never,
+        inputSchema: INPUT_SCHEMAS.get(tool.name) as never,
         outputSchema: OUTPUT_SCHEMAS.get(tool.name) as never,
         annotations: { title: tool.title, ...tool.annotations },
       },
