@@ -4,6 +4,7 @@
 // `{}`, and Gemini-style dialects refuse type arrays. The server's own validation (the tool's zod
 // schema) still accepts everything it accepted: null for an optional value, the short forms of a union.
 import type { StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { resolveAliases } from './tools/types.js';
 
 type Json = Record<string, unknown>;
 
@@ -51,12 +52,16 @@ export function portableJsonSchema(schema: unknown): unknown {
  * A tool's zod schema as the SDK takes it, advertising the portable JSON Schema in tools/list and
  * validating with the zod schema itself.
  */
-export function withPortableJsonSchema<T extends StandardSchemaWithJSON>(schema: T): StandardSchemaWithJSON {
+export function withPortableJsonSchema<T extends StandardSchemaWithJSON>(schema: T, aliases?: Readonly<Record<string, string>>): StandardSchemaWithJSON {
   const standard = schema['~standard'];
   return {
     '~standard': {
       ...standard,
-      validate: standard.validate.bind(standard),
+      // Other names of an argument (a tool's `aliases`) are renamed before validating, as runTool does.
+      validate: (value) => {
+        const named = resolveAliases(value, aliases);
+        return 'error' in named ? { issues: [{ message: named.error }] } : standard.validate(named.args);
+      },
       jsonSchema: {
         input: (options) => portableJsonSchema(standard.jsonSchema.input(options)) as Json,
         output: (options) => standard.jsonSchema.output(options),

@@ -4,7 +4,7 @@ import type { Principal } from '../access/permissions.js';
 import type { McpAuditEntry } from '../audit/mcp-log.js';
 import { TrellisError, toTrellisError } from '../platform/errors.js';
 import type { Services } from '../services.js';
-import type { ToolDefinition, ToolOutput } from './tools/types.js';
+import { resolveAliases, type ToolDefinition, type ToolOutput } from './tools/types.js';
 
 /** The MCP `CallToolResult` shape Trellis answers with. */
 export interface ToolCallResult {
@@ -49,11 +49,21 @@ export async function runTool(
     await audit('denied', message);
     return errorResult(message);
   }
-  const parsed = tool.input.safeParse(rawArgs ?? {});
-  if (!parsed.success) {
-    const message = `Invalid arguments for ${tool.name}: ${parsed.error.issues
-      .map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`)
-      .join('; ')}`;
+  const named = resolveAliases(rawArgs ?? {}, tool.aliases);
+  const parsed = 'error' in named ? null : tool.input.safeParse(named.args);
+  if (!parsed?.success) {
+    const aliasOf = new Map(Object.entries(tool.aliases ?? {}).map(([alias, name]) => [name, alias]));
+    const message = `Invalid arguments for ${tool.name}: ${
+      'error' in named
+        ? named.error
+        : parsed!.error.issues
+            .map((issue) => {
+              const path = issue.path.join('.') || '(arguments)';
+              const alias = issue.path.length === 1 ? aliasOf.get(String(issue.path[0])) : undefined;
+              return `${path}: ${issue.message}${alias ? ` (also accepted as ${alias})` : ''}`;
+            })
+            .join('; ')
+    }`;
     await audit('error', message);
     return errorResult(message);
   }

@@ -13,7 +13,7 @@ export const SERVER_INFO = { name: 'trellis', version: '0.1.0' } as const;
 /** Built once: a server is built for every request that the SDK answers. */
 const OUTPUT_SCHEMAS = new Map(TOOLS.map((tool) => [tool.name, fencedOutput(tool.output)]));
 /** The input schemas as tools/list shows them: the portable subset (src/mcp/portable-schema.ts). */
-const INPUT_SCHEMAS = new Map(TOOLS.map((tool) => [tool.name, withPortableJsonSchema(tool.input as never)]));
+const INPUT_SCHEMAS = new Map(TOOLS.map((tool) => [tool.name, withPortableJsonSchema(tool.input as never, tool.aliases)]));
 
 /**
  * The SDK's McpServer for one request of one principal: every tool is registered (in the fixed

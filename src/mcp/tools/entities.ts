@@ -38,6 +38,7 @@ export const listEntities = defineTool({
 
 export const getEntityDetails = defineTool({
   name: 'get_entity_details',
+  aliases: { tableId: '_id' },
   scope: 'config:read',
   title: 'Get an entity (table)',
   description: 'Returns one table with every field (type, required, unique, reference target) and each non-admin role\'s data access: what it may read, create, update and delete of the records.',
@@ -67,6 +68,7 @@ export const createTable = defineTool({
 
 export const updateTable = defineTool({
   name: 'update_table',
+  aliases: { tableId: '_id' },
   scope: 'tables:write',
   title: 'Update table metadata',
   description: "Renames a table or changes its description. Data and fields are kept. `access` (needs roles:write) sets roles' data-access rules on its records.",
@@ -80,6 +82,7 @@ export const updateTable = defineTool({
 
 export const addTableField = defineTool({
   name: 'add_table_field',
+  aliases: { _id: 'tableId' },
   scope: 'tables:write',
   title: 'Add a field to a table',
   description: 'Adds one field to a table. A required field can only be added to a table without rows.',

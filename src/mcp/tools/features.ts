@@ -55,6 +55,7 @@ export const listFeatures = defineTool({
 
 export const getFeatureDetails = defineTool({
   name: 'get_feature_details',
+  aliases: { featureId: '_id' },
   scope: 'config:read',
   title: 'Get a feature',
   description: 'Returns one feature with its current customCode (JSX), status, versions and the role ids that see it.',
@@ -69,6 +70,7 @@ export const getFeatureDetails = defineTool({
 
 export const validateFeatureCodeTool = defineTool({
   name: 'validate_feature_code',
+  aliases: { _id: 'featureId' },
   scope: 'config:read',
   title: 'Validate feature JSX',
   description:
@@ -102,6 +104,7 @@ export const createFeature = defineTool({
 
 export const updateFeature = defineTool({
   name: 'update_feature',
+  aliases: { featureId: '_id' },
   scope: 'features:write',
   title: 'Update a feature',
   description:
@@ -120,6 +123,7 @@ export const updateFeature = defineTool({
 
 export const editFeatureCode = defineTool({
   name: 'edit_feature_code',
+  aliases: { featureId: '_id' },
   scope: 'features:write',
   title: 'Edit feature code',
   description:
@@ -138,6 +142,7 @@ export const editFeatureCode = defineTool({
 
 export const deleteFeature = defineTool({
   name: 'delete_feature',
+  aliases: { featureId: '_id' },
   scope: 'config:delete',
   title: 'Delete a feature',
   description: 'Deletes a feature and its versions. Requires confirm: true.',

@@ -48,6 +48,7 @@ export const listHooks = defineTool({
 
 export const getHookDetails = defineTool({
   name: 'get_hook_details',
+  aliases: { hookId: '_id' },
   scope: 'config:read',
   title: 'Get a hook',
   description: 'Returns one hook with its code (content), type, table and version.',
@@ -95,6 +96,7 @@ export const createHook = defineTool({
 
 export const updateHook = defineTool({
   name: 'update_hook',
+  aliases: { hookId: '_id' },
   scope: 'hooks:write',
   title: 'Update a hook',
   description: 'Updates a hook\'s name, table or code. When content is given it replaces the code in full and the answer carries a unified diff.',
@@ -112,6 +114,7 @@ export const updateHook = defineTool({
 
 export const editHookCode = defineTool({
   name: 'edit_hook_code',
+  aliases: { hookId: '_id' },
   scope: 'hooks:write',
   title: 'Edit hook code',
   description:
@@ -130,6 +133,7 @@ export const editHookCode = defineTool({
 
 export const deleteHook = defineTool({
   name: 'delete_hook',
+  aliases: { hookId: '_id' },
   scope: 'config:delete',
   title: 'Delete a hook',
   description: 'Deletes a hook. Requires confirm: true.',

@@ -57,6 +57,7 @@ const dataGrantOutput = z.object({
 
 export const grantFeatureAccess = defineTool({
   name: 'grant_feature_access',
+  aliases: { _id: 'featureId' },
   scope: 'roles:write',
   title: 'Grant roles access to a feature',
   description:

@@ -27,6 +27,11 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
   readonly title: string;
   readonly description: string;
   readonly input: Input;
+  /**
+   * Other names accepted for an argument (alias -> the argument's name): a tool that names a table
+   * `_id` also takes `tableId`, as other tools call it, and the other way round.
+   */
+  readonly aliases?: Readonly<Record<string, string>>;
   /** Read tools describe their structured answer; their content is wrapped as untrusted data. */
   readonly output?: z.ZodType;
   readonly annotations: ToolAnnotations;
@@ -44,4 +49,21 @@ export const DELETE: ToolAnnotations = { readOnlyHint: false, destructiveHint: t
 /** Declares a tool with its input type inferred from the schema. */
 export function defineTool<Input extends z.ZodType>(tool: ToolDefinition<Input>): ToolDefinition<Input> {
   return tool;
+}
+
+/**
+ * The arguments with each alias of `aliases` renamed to the argument it stands for. Both given with
+ * different values is refused, naming the one meant; an alias beside an equal value is dropped.
+ */
+export function resolveAliases(args: unknown, aliases: Readonly<Record<string, string>> | undefined): { args: unknown } | { error: string } {
+  if (!aliases || typeof args !== 'object' || args === null || Array.isArray(args)) return { args };
+  const out: Record<string, unknown> = { ...(args as Record<string, unknown>) };
+  for (const [alias, name] of Object.entries(aliases)) {
+    if (!(alias in out)) continue;
+    const value = out[alias];
+    delete out[alias];
+    if (name in out && out[name] !== value) return { error: `${name}: give the value once, as ${name} (${alias} is accepted as another name for it); both were given, with different values` };
+    out[name] = value;
+  }
+  return { args: out };
 }
