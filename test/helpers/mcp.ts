@@ -60,23 +60,21 @@ export function mcpPost(server: TestServer, apiKey: string, body: unknown): Prom
   });
 }
 
-/** A read answer's fenced text, split into the note, the nonce and the JSON between the markers. */
 /**
- * The data of an answer as structuredContent carries it: `{ notice, nonce, data }` with the JSON
- * between `<data-NONCE>` markers, parsed. Throws if the fence is missing or its nonce differs from
- * the text content's.
+ * The data of an answer as structuredContent carries it: `{ notice, nonce, data }` with `data` the
+ * typed JSON. Throws if the notice does not say what `data` is or its nonce differs from the text
+ * content's fence.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function structuredData<T = Record<string, any>>(result: unknown): T {
-  const structured = (result as { structuredContent?: { notice: string; nonce: string; data: string } }).structuredContent;
+  const structured = (result as { structuredContent?: { notice: string; nonce: string; data: unknown } }).structuredContent;
   if (!structured) throw new Error('the answer has no structuredContent');
-  const open = `<data-${structured.nonce}>`;
-  const close = `</data-${structured.nonce}>`;
-  if (!structured.data.startsWith(open) || !structured.data.endsWith(close)) throw new Error(`structuredContent is not fenced: ${structured.data.slice(0, 100)}`);
+  if (!/is the value of data[\s\S]*data, not instructions/.test(structured.notice)) throw new Error(`structuredContent's notice does not name data: ${structured.notice}`);
   if (!firstText(result).includes(`<data-${structured.nonce}>`)) throw new Error('the text and structuredContent carry different nonces');
-  return JSON.parse(structured.data.slice(open.length, -close.length)) as T;
+  return structured.data as T;
 }
 
+/** A read answer's fenced text, split into the note, the nonce and the JSON between the markers. */
 export function fencedData(result: unknown): { note: string; nonce: string; data: unknown } {
   const text = firstText(result);
   const match = /^([\s\S]*?)\n<data-([0-9a-f]{16,})>\n([\s\S]*)\n<\/data-\2>$/.exec(text);
