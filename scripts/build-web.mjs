@@ -1,9 +1,13 @@
 // Bundles the web pages (src/web/) for the browser into dist/web/<page>/, one esbuild build per page,
-// and writes each page's index.html. A page whose entry does not exist yet is skipped.
+// writes each page's index.html, and compressed copies (.br, .gz) of its text files. A page whose
+// entry does not exist yet is skipped.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join, dirname, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const web = join(root, 'src', 'web');
@@ -22,12 +26,12 @@ export const WEB_PAGES = {
     // The frame document carries its script inline (see frameHtml); these load only for a feature that imports them.
     extraEntries: { 'date-fns': 'frame/modules/date-fns.ts', 'lodash-es': 'frame/modules/lodash-es.ts' },
   },
-  designer: { entry: 'designer/main.tsx', title: 'Trellis designer', format: 'esm' },
-  app: { entry: 'app/main.ts', title: 'Application', format: 'esm' },
+  designer: { entry: 'designer/main.tsx', title: 'Trellis designer', format: 'esm', loading: 'Loading the designer…' },
+  app: { entry: 'app/main.ts', title: 'Application', format: 'esm', loading: 'Loading the application…' },
 };
 
 /** The index.html of a page: its stylesheet and script under /web/<page>/. */
-function indexHtml(page, { title, format }, hasCss) {
+function indexHtml(page, { title, format, loading }, hasCss) {
   const base = `/web/${page}`;
   return [
     '<!doctype html>',
@@ -39,7 +43,8 @@ function indexHtml(page, { title, format }, hasCss) {
     hasCss ? `<link rel="stylesheet" href="${base}/main.css">` : '',
     format === 'esm' ? `<script type="module" src="${base}/main.js"></script>` : `<script src="${base}/main.js" defer></script>`,
     '</head>',
-    '<body><div id="root"></div></body>',
+    // What shows before the script has run (a slow network): the page says it is on its way.
+    `<body><div id="root">${loading ? `<p class="boot" role="status">${loading}</p>` : ''}</div></body>`,
     '</html>',
     '',
   ]
@@ -104,7 +109,9 @@ export async function buildWeb() {
       legalComments: 'none',
       logLevel: 'warning',
     });
-    writeFileSync(join(staging, 'meta.json'), JSON.stringify(result.metafile));
+    // The bundler's metafile (source paths, sizes) for the size test: beside dist/web, not served.
+    mkdirSync(join(root, 'dist', 'web-meta'), { recursive: true });
+    writeFileSync(join(root, 'dist', 'web-meta', `${page}.json`), JSON.stringify(result.metafile));
     if (page === 'frame') {
       const frame = frameHtml(readFileSync(join(staging, 'main.js'), 'utf8'));
       frameVersion = frame.version;
@@ -113,9 +120,41 @@ export async function buildWeb() {
     } else {
       writeFileSync(join(staging, 'index.html'), indexHtml(page, options, existsSync(join(staging, 'main.css'))));
     }
+    await precompress(staging);
     rmSync(target, { recursive: true, force: true });
     renameSync(staging, target);
   }
+}
+
+/** The files served compressed, when they are at least PRECOMPRESS_MIN_BYTES; a page's document always. */
+const PRECOMPRESSED_TYPES = new Set(['.js', '.css', '.html', '.json', '.svg']);
+const PRECOMPRESS_MIN_BYTES = 1024;
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
+
+/**
+ * Writes `<file>.br` (brotli, quality 11) and `<file>.gz` (gzip, level 9) beside each text file of
+ * a built page, which the server sends by the request's Accept-Encoding (src/http/web-routes.ts).
+ * Compressed once here at the highest levels, instead of at every request at a fast one.
+ */
+async function precompress(folder) {
+  const files = listFiles(folder).filter((file) => PRECOMPRESSED_TYPES.has(extname(file)));
+  await Promise.all(
+    files.map(async (file) => {
+      const bytes = await readFile(file);
+      if (bytes.length < PRECOMPRESS_MIN_BYTES && !file.endsWith('index.html')) return;
+      const [br, gz] = await Promise.all([
+        brotli(bytes, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: zlibConstants.BROTLI_MAX_QUALITY, [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }),
+        gzipped(bytes, { level: 9 }),
+      ]);
+      // A variant that saves nothing would only cost the client a decompression.
+      await Promise.all([br.length < bytes.length && writeFile(`${file}.br`, br), gz.length < bytes.length && writeFile(`${file}.gz`, gz)]);
+    }),
+  );
+}
+
+function listFiles(folder) {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? listFiles(join(folder, entry.name)) : [join(folder, entry.name)]));
 }
 
 /** The files a built page must have; build.mjs rebuilds when one is missing or older than src/. */

@@ -11,6 +11,7 @@ import { registerAccessRoutes } from './http/access-routes.js';
 import { registerCors } from './http/cors.js';
 import { registerTokenRoute } from './http/token-route.js';
 import { registerCliRoute } from './http/cli-route.js';
+import { registerCompression } from './http/compression.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerMetricsRoute } from './http/metrics-route.js';
 import { registerWebhookRoute } from './http/webhook-route.js';
@@ -61,7 +62,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const { ctx, bootstrap } = await createContext(config, database, logger);
     await ctx.changes.listen();
     const services = createServices(ctx);
-    const app = buildHttpServer(services, logger, lock?.token);
+    const app = await buildHttpServer(services, logger, lock?.token);
     const draining = { on: false };
     app.addHook('onSend', async (_request, reply) => {
       if (draining.on) reply.header('connection', 'close');
@@ -157,7 +158,7 @@ function deploymentSecret(config: Config): string {
   return dataDirSecret(config.dataDir);
 }
 
-function buildHttpServer(services: Services, logger: Logger, cliToken: string | undefined): FastifyInstance {
+async function buildHttpServer(services: Services, logger: Logger, cliToken: string | undefined): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -167,6 +168,7 @@ function buildHttpServer(services: Services, logger: Logger, cliToken: string | 
     genReqId: requestIdOf,
   });
   observeRequests(app, services);
+  await registerCompression(app);
   // Every endpoint takes JSON only; anything else is a 415. Deeply nested JSON is refused before it
   // is parsed: walking or serialising it later would overflow the stack.
   app.removeContentTypeParser('text/plain');

@@ -58,7 +58,9 @@ function webDirectory(): string {
 
 /**
  * The designer (`GET /`), the application page (`GET /app`, `/app/feature/<id>`), the feature
- * frame (`GET /app/frame`) and their files under `/web/` (built by scripts/build-web.mjs).
+ * frame (`GET /app/frame`) and their files under `/web/` (built by scripts/build-web.mjs). Each is
+ * sent as the build compressed it (`.br`, `.gz` beside the file) when the request's
+ * Accept-Encoding takes it, brotli first, with `Vary: Accept-Encoding`.
  */
 export function registerWebRoutes(app: FastifyInstance, webDir: string = webDirectory()): void {
   void app.register(fastifyStatic, {
@@ -66,10 +68,14 @@ export function registerWebRoutes(app: FastifyInstance, webDir: string = webDire
     prefix: '/web/',
     index: false,
     redirect: false,
+    preCompressed: true,
+    cacheControl: false,
     // Chunks carry a hash in their names and never change; entry files are checked each time.
-    setHeaders: (response, path) => {
-      response.header('x-content-type-options', 'nosniff');
-      response.header('cache-control', path.includes('/chunks/') || path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+    // A page's route has chosen its own (the frame's versioned document is immutable).
+    setHeaders: (reply, path) => {
+      reply.header('x-content-type-options', 'nosniff');
+      if (reply.hasHeader('cache-control')) return;
+      reply.header('cache-control', path.includes('/chunks/') || path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
     },
   });
 

@@ -17,7 +17,7 @@ interface Metafile {
 
 /** The page's metafile with its paths where the files are now (the build writes to a staging folder first). */
 function meta(page: string): Metafile {
-  const text = readFileSync(join(WEB, page, 'meta.json'), 'utf8');
+  const text = readFileSync(join(WEB, '..', 'web-meta', `${page}.json`), 'utf8');
   return JSON.parse(text.replace(new RegExp(`dist/web/${page}\\.staging-\\d+/`, 'g'), `dist/web/${page}/`)) as Metafile;
 }
 

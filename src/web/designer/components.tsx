@@ -34,9 +34,22 @@ export function ErrorText({ error, onRetry }: { error: string | null | undefined
 
 export function Loading({ what = 'Loading…' }: { what?: string }) {
   return (
-    <p className="muted" aria-busy="true">
+    <p className="muted loading" aria-busy="true">
       {what}
     </p>
+  );
+}
+
+/**
+ * Where the code editor will be, while its code arrives: the code itself, read-only, in the
+ * editor's type and box, so that nothing moves when the editor replaces it.
+ */
+export function CodePlaceholder({ code }: { code: string }) {
+  return (
+    <div className="editor" aria-busy="true">
+      <p className="sr-only">Loading the editor…</p>
+      <pre className="code-placeholder">{code}</pre>
+    </div>
   );
 }
 
@@ -228,6 +241,7 @@ export function ItemList<T extends { _id: string }>({
   items,
   current,
   empty,
+  failed = false,
   children,
 }: {
   label: string;
@@ -235,9 +249,11 @@ export function ItemList<T extends { _id: string }>({
   items: T[] | undefined;
   current: string | undefined;
   empty: string;
+  /** The list did not load (its error shows beside it): no "Loading…" then. */
+  failed?: boolean;
   children: (item: T) => ReactNode;
 }) {
-  if (!items) return <Loading />;
+  if (!items) return failed ? null : <Loading />;
   if (!items.length) return <p className="muted">{empty}</p>;
   return (
     <ul className="list" aria-label={label}>

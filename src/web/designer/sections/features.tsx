@@ -3,7 +3,7 @@
 // and a preview of the code in the editor on scratch or real data.
 import { Suspense, useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { ConfirmButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField, useDisclosure } from '../components.js';
+import { CodePlaceholder, ConfirmButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField, useDisclosure } from '../components.js';
 import type { Finding } from '../components.js';
 import { FEATURE_GUIDE_QUERY, FeatureGuide, guideFrom, useGuideIsDrawer } from '../feature-guide.js';
 import { LoadBoundary, retryableLazy } from '../recovery.js';
@@ -62,7 +62,7 @@ export default function FeaturesSection({ id }: { id?: string }) {
             <input type="search" value={search} onChange={(event) => setSearch(event.target.value)} />
           </label>
           <ErrorText error={list.error} onRetry={list.reload} />
-          <ItemList label="Features" section="features" items={list.data?.features} current={id} empty={search ? 'No feature matches.' : 'No feature yet.'}>
+          <ItemList label="Features" section="features" items={list.data?.features} current={id} failed={!!list.error} empty={search ? 'No feature matches.' : 'No feature yet.'}>
             {(feature) => (
               <>
                 {feature.name} <StatusPill feature={feature} />
@@ -213,7 +213,7 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
             </button>
           </div>
           <LoadBoundary what="The code editor">
-            <Suspense fallback={<Loading what="Loading the editor…" />}>
+            <Suspense fallback={<CodePlaceholder code={draft.code} />}>
               <CodeEditor value={draft.code} onChange={(code) => setDraft((current) => current && { ...current, code })} jsx label="Feature code" validate={validate} assist={guide.data} onReady={() => setEditorReady(true)} />
             </Suspense>
           </LoadBoundary>

@@ -3,7 +3,7 @@
 // hook, newest first, paged, with the status each webhook run answered.
 import { Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import { ConfirmButton, CopyButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField, useDisclosure } from '../components.js';
+import { CodePlaceholder, ConfirmButton, CopyButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField, useDisclosure } from '../components.js';
 import type { Finding } from '../components.js';
 import { LoadBoundary, retryableLazy } from '../recovery.js';
 import { forgetUnsaved, navigate, useUnsavedChanges } from '../routes.js';
@@ -72,7 +72,7 @@ export default function HooksSection({ id }: { id?: string }) {
       <div className="split">
         <div>
           <ErrorText error={hooks.error} onRetry={hooks.reload} />
-          <ItemList label="Hooks" section="hooks" items={hooks.data?.hooks} current={id} empty="No hook yet.">
+          <ItemList label="Hooks" section="hooks" items={hooks.data?.hooks} current={id} failed={!!hooks.error} empty="No hook yet.">
             {(hook) => (
               <>
                 {hook.name}
@@ -203,7 +203,7 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
         </div>
       ) : null}
       <LoadBoundary what="The code editor">
-        <Suspense fallback={<Loading what="Loading the editor…" />}>
+        <Suspense fallback={<CodePlaceholder code={code} />}>
           <CodeEditor value={code} onChange={setCode} jsx={false} label="Hook code" validate={validate} onReady={() => setEditorReady(true)} />
         </Suspense>
       </LoadBoundary>
@@ -449,7 +449,7 @@ function Runs({ hookId, webhook }: { hookId: string; webhook: boolean }) {
       </div>
       <ErrorText error={runs.error} onRetry={runs.reload} />
       {!page ? (
-        <Loading />
+        runs.error ? null : <Loading />
       ) : page.items.length === 0 ? (
         <p className="muted">No run yet.</p>
       ) : (

@@ -47,7 +47,7 @@ export default function TablesSection({ id, tab }: { id?: string; tab?: string }
       <div className="split">
         <div>
           <ErrorText error={tables.error} onRetry={tables.reload} />
-          <ItemList label="Tables" section="tables" items={tables.data?.tables} current={id} empty="No table yet.">
+          <ItemList label="Tables" section="tables" items={tables.data?.tables} current={id} failed={!!tables.error} empty="No table yet.">
             {(candidate) => (
               <>
                 {candidate.name}
