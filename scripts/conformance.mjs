@@ -36,7 +36,6 @@ const serverEnv = {
   TRELLIS_ADMIN_PASSWORD: OWNER.password,
   TRELLIS_LOG_LEVEL: 'warn',
   TRELLIS_DATABASE_URL: '',
-  TRELLIS_REDIS_URL: '',
   TRELLIS_PUBLIC_URL: '',
 };
 

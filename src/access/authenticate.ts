@@ -6,7 +6,7 @@ import { FailureLockout, WindowLimiter } from '../platform/limits.js';
 import type { Principal } from './permissions.js';
 import { SESSION_TOKEN_PREFIX, type AccessService } from './service.js';
 
-/** The header with which an integration names the user it acts for (spec 4.4). */
+/** The header with which an integration names the user it acts for (docs/spec.md 4.4). */
 export const ACTING_USER_HEADER = 'x-userid';
 
 /**

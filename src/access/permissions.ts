@@ -83,7 +83,7 @@ export function systemPrincipal(source: Principal['source'] = 'system'): Princip
 }
 
 /**
- * An inbound webhook call (spec 5.4): anonymous, so it writes records with no author and holds no
+ * An inbound webhook call (docs/spec.md 5.4): anonymous, so it writes records with no author and holds no
  * configuration permission; record access is all its code gets, through `db`.
  */
 export function webhookPrincipal(hookName: string): Principal {

@@ -235,7 +235,7 @@ async function saveHook(trx: Db, principal: Principal, current: Row<'hooks'>, ch
 
 /**
  * The table a hook is stored with. Table hooks need an existing table; webhooks do not use one
- * and keep a given id only when that table exists (spec 2.5: the default value may stay).
+ * and keep a given id only when that table exists (docs/spec.md 2.5: the default value may stay).
  */
 async function resolveTableId(trx: Db, type: HookType, tableId: string | undefined): Promise<string | null> {
   if (tableId === undefined) {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 
-/** The endpoints a browser may call from the application's allowed origins (spec 5.3). */
+/** The endpoints a browser may call from the application's allowed origins (docs/spec.md 5.3). */
 const CORS_ROUTES = ['/graphql', '/api/auth/token'] as const;
 
 const PREFLIGHT_HEADERS = {

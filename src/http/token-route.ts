@@ -3,7 +3,7 @@ import { accountOf } from '../access/authenticate.js';
 import type { Services } from '../services.js';
 
 /**
- * `POST /api/auth/token {clientId, apiKey}` (spec 4.3): exchanges an integration key for a bearer
+ * `POST /api/auth/token {clientId, apiKey}` (docs/spec.md 4.3): exchanges an integration key for a bearer
  * access token. Wrong credentials answer the generic 401 and count toward the per-IP limit.
  */
 export function registerTokenRoute(app: FastifyInstance, services: Services): void {

@@ -7,7 +7,7 @@ import type { Services } from '../services.js';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * `POST /api/webhook/<Name>` (spec 4.5, 5.4): no authentication, no CORS. The code gets the parsed
+ * `POST /api/webhook/<Name>` (docs/spec.md 4.5, 5.4): no authentication, no CORS. The code gets the parsed
  * body as `instance` (JSON, a form as an object, text as a string; `null` without a body), the
  * request headers as `headers`, and the request as received as `request` (method, url, query,
  * headers, rawBody, contentType), so that it can check a provider's signature over the raw bytes.

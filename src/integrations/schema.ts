@@ -18,12 +18,12 @@ const credential = z
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters');
 
-/** The body of `POST /api/auth/token` (spec 4.3): the credentials of an integration key. */
+/** The body of `POST /api/auth/token` (docs/spec.md 4.3): the credentials of an integration key. */
 export const accessTokenRequestInput = z.object({ clientId: credential, apiKey: credential });
 
 export type AccessTokenRequestInput = z.input<typeof accessTokenRequestInput>;
 
-/** Since API 2.10.0 (spec 9) the token endpoint refuses an identity provider's credentials. */
+/** Since API 2.10.0 (docs/spec.md 9) the token endpoint refuses an identity provider's credentials. */
 export const IDENTITY_PROVIDER_CREDENTIALS_REFUSED =
   'Since API version 2.10.0, /api/auth/token accepts only clientId and apiKey from an integration key created in the designer ' +
   '(Designer > Integrations > API Keys); client_id/client_secret of an identity provider are no longer accepted.';

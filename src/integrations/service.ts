@@ -46,7 +46,7 @@ export interface CreatedIntegrationKey {
   integration: IntegrationKey;
 }
 
-/** The answer of the token endpoint, before the route names it as spec 4.3 does. */
+/** The answer of the token endpoint, before the route names it as docs/spec.md 4.3 does. */
 export interface IssuedAccessToken {
   accessToken: string;
   expiresIn: number;

@@ -19,7 +19,7 @@ import { badInput, forbidden, notFound, unauthenticated } from '../platform/erro
 import { parseInput } from '../platform/validation.js';
 import { createMcpApiKeyInput, revokeMcpApiKeyInput, type CreateMcpApiKeyInput } from './schema.js';
 
-/** The fixed prefix of every raw MCP key (spec 2.1: `<KEY_PREFIX>_<random>`). */
+/** The fixed prefix of every raw MCP key (docs/spec.md 2.1: `<KEY_PREFIX>_<random>`). */
 export const MCP_KEY_PREFIX = 'trellis_';
 /** How many leading characters of the raw key are kept visible as `keyPrefix`. */
 const VISIBLE_PREFIX_LENGTH = 12;

@@ -97,7 +97,7 @@ export function webhookUrl(baseUrl: string | undefined, name: string): string {
 }
 
 /**
- * Runs inbound webhooks (spec 4.5, 5.4, 8): finds the `webHook` hook by name (case-insensitive),
+ * Runs inbound webhooks (docs/spec.md 4.5, 5.4, 8): finds the `webHook` hook by name (case-insensitive),
  * applies the per-instance limit shared by every webhook of the application, and runs the code
  * exactly once with the body as `instance`. Calls naming no webhook count per client IP like
  * failed authentications, so names cannot be guessed quickly.

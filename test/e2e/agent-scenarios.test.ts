@@ -6,7 +6,7 @@ import { connectMcp, createUserKey, structuredData } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
- * SCENARIOS 2, 3 and 6 run by a scripted agent, once with the official v1 SDK client and once
+ * docs/scenarios.md 2, 3 and 6 run by a scripted agent, once with the official v1 SDK client and once
  * with the v2 client: following what tools/list, the instructions and the guides say, every call
  * succeeds the first time, except the ones the scenario provokes; both clients validate each
  * answer's structuredContent against the tool's outputSchema.

@@ -7,7 +7,7 @@ import { gqlData, graphqlClient, login, startTestServer, type TestServer } from 
 import { openSection as openDesignerSection } from '../helpers/designer.js';
 
 /**
- * A person building alone in the designer (issue 20, SCENARIOS 10), in headless Chromium: a table
+ * A person building alone in the designer (issue 20, docs/scenarios.md 10), in headless Chromium: a table
  * of four fields where only one is required (the add form starts over after each field), a field
  * whose type was a mistake changed with the features that use it listed first, a field deleted
  * after a confirmation that names the records and features that lose it, and in the feature editor

@@ -9,7 +9,7 @@ import { openDesignerMenu } from '../helpers/designer.js';
 /**
  * The designer (GET /) in headless Chromium, as a person clicks it: sign-in, the sections, the
  * feature editor with the validator's findings, versions, preview and publish, hooks with their run
- * log, tables with the record browser; and SCENARIOS 7: an app built through MCP, previewed and
+ * log, tables with the record browser; and docs/scenarios.md 7: an app built through MCP, previewed and
  * published in the designer, then opened in /app by a user of the designer role.
  */
 let server: TestServer;

@@ -5,7 +5,7 @@ import { OWNER } from '../helpers/env.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
- * A person writing a feature in the designer (SCENARIOS 10): the authoring guide beside the editor
+ * A person writing a feature in the designer (docs/scenarios.md 10): the authoring guide beside the editor
  * with their own table's operations and a page for it inserted in one click, completions from the
  * guide, the preview on scratch data (writes thrown away) or real data, the page's errors shown in
  * plain words, and on /app a list that opens a detail page with a parameter.

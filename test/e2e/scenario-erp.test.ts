@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
-/** SCENARIOS.md 5: the ERP integration, with an afterSave hook that posts each change to an allow-listed URL. */
+/** docs/scenarios.md 5: the ERP integration, with an afterSave hook that posts each change to an allow-listed URL. */
 let receiver: Server;
 let received: Array<Record<string, unknown>>;
 let server: TestServer;

@@ -4,7 +4,7 @@ import { connectMcp, createUserKey, firstText, structuredData } from '../helpers
 import { gqlData, graphqlClient, login, postJson, startTestServer, type HttpResult, type TestServer } from '../helpers/server.js';
 
 /**
- * Scenario 9 (SCENARIOS.md): clerks, a manager and payroll. The owner keeps Orders and Salaries;
+ * Scenario 9 (docs/scenarios.md): clerks, a manager and payroll. The owner keeps Orders and Salaries;
  * clerks see only the orders they entered and never the margin; the manager sees and changes
  * every order but deletes none; nobody but admins reads Salaries. An agent builds the clerks'
  * page and grants it: the grant gives exactly what the page needs. Clerks posting GraphQL by hand

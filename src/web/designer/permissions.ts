@@ -1,5 +1,5 @@
 // The role permissions as the designer shows them, each with what it allows: the scopes of
-// src/access/permissions.ts in its order (their meanings are SPEC.md 5.1's), then admin and ai_designer.
+// src/access/permissions.ts in its order (their meanings are docs/spec.md 5.1's), then admin and ai_designer.
 
 export interface PermissionMeaning {
   permission: string;
