@@ -21,6 +21,10 @@ const MODE_INDEPENDENT = [
   'test/e2e/designer-walk.test.ts',
   'test/e2e/frame-network.test.ts',
   'test/e2e/web-size.test.ts',
+  'test/e2e/designer-resilience.test.ts',
+  'test/e2e/compression.test.ts',
+  'test/e2e/mcp-tools-contract.test.ts',
+  'src/mcp/portable-schema.test.ts',
   'test/fuzz/keep.test.ts',
   'src/layering.test.ts',
 ];
