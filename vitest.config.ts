@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
 const MODE_INDEPENDENT = [
   'src/runtime/sandbox.test.ts',
   'src/runtime/sandbox-pool.test.ts',
+  'src/runtime/sandbox-scheduling.test.ts',
   'test/e2e/designer.test.ts',
   'test/e2e/designer-admin.test.ts',
   'test/e2e/designer-access.test.ts',
@@ -22,6 +23,7 @@ const MODE_INDEPENDENT = [
   'test/e2e/frame-network.test.ts',
   'test/e2e/web-size.test.ts',
   'test/e2e/designer-resilience.test.ts',
+  'test/e2e/app-page-resilience.test.ts',
   'test/e2e/compression.test.ts',
   'test/e2e/mcp-tools-contract.test.ts',
   'src/mcp/portable-schema.test.ts',

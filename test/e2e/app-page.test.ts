@@ -178,8 +178,8 @@ async function signedIn(email: string, password: string, path = '/app', viewport
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  // The shell's navigation is there at once and busy until the menus arrive.
-  await page.locator('nav[aria-label="Application"]:not([aria-busy])').waitFor();
+  // The shell's navigation is there at once and busy until the menus arrive (behind the Menu button at a phone's width).
+  await page.locator('nav[aria-label="Application"]:not([aria-busy])').waitFor({ state: 'attached' });
   return { context, page };
 }
 
@@ -294,6 +294,7 @@ describe('the application page', () => {
     await screenshot(page, 'app-orders-phone');
     expect(await seriousAxeViolations(page)).toEqual([]);
     await page.evaluate(() => localStorage.setItem('trellis.session', JSON.stringify({ ...JSON.parse(localStorage.getItem('trellis.session')!), token: 'ended' })));
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('navigation', { name: 'Application' }).getByRole('link', { name: 'Escape' }).click();
     await page.getByText('Your session has ended. Sign in again.').waitFor();
     await context.close();

@@ -292,6 +292,8 @@ describe('the designer', () => {
     await app.getByLabel('Email').fill('dana@example.com');
     await app.getByLabel('Password').fill('dana-password');
     await app.getByRole('button', { name: 'Sign in' }).click();
+    // At a phone's width the menus are behind the Menu button.
+    await app.getByRole('button', { name: 'Menu' }).click();
     await app.getByRole('navigation', { name: 'Application' }).getByRole('link', { name: 'Deliveries' }).click();
     await app.frameLocator('iframe[title="Deliveries"]').getByRole('cell', { name: 'Harbour' }).waitFor();
     await user.close();

@@ -3,6 +3,7 @@ import {
   useEffect,
   useId,
   useRef,
+  useState,
   type ButtonHTMLAttributes,
   type CSSProperties,
   type FormEvent,
@@ -35,8 +36,10 @@ body { margin: 0; padding: 1rem; background: var(--shell-bg, var(--color-backgro
 .t-input, .t-select { font: inherit; padding: .4rem .6rem; border: 1px solid var(--color-border); border-radius: var(--shell-radius, .5rem); background: var(--color-background); color: var(--color-foreground); }
 .t-input[aria-invalid="true"] { border-color: var(--color-danger); }
 .t-error { color: var(--color-danger); font-size: .9em; }
-.t-table-wrap { overflow-x: auto; }
+.t-table-wrap { overflow-x: auto; max-width: 100%; }
+.t-table-wrap:focus-visible { outline: 2px solid var(--color-primary, #1d4ed8); outline-offset: 2px; }
 .t-table { border-collapse: collapse; width: 100%; }
+.t-table caption { text-align: left; font-weight: 600; padding: 0 .6rem .35rem; }
 .t-table th, .t-table td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--color-border); }
 .t-table th { font-size: .85em; color: var(--color-muted-foreground); font-weight: 600; }
 .t-backdrop { position: fixed; inset: 0; background: rgb(15 23 42 / .45); display: flex; align-items: center; justify-content: center; padding: 1rem; }
@@ -166,8 +169,9 @@ export function Table<Row extends Record<string, unknown>>({
   onRowClick?: (row: Row) => void;
 }) {
   if (!rows.length) return <Text muted>{emptyText}</Text>;
+  const label = typeof caption === 'string' ? caption : tableLabel(columns.map((column) => column.header));
   return (
-    <div className="t-table-wrap">
+    <TableScroller label={label}>
       <table className="t-table">
         {caption ? <caption>{caption}</caption> : null}
         <thead>
@@ -189,6 +193,37 @@ export function Table<Row extends Record<string, unknown>>({
           ))}
         </tbody>
       </table>
+    </TableScroller>
+  );
+}
+
+/** "Table: Title, Amount" from the headers that are text. */
+function tableLabel(headers: ReactNode[]): string {
+  const names = headers.filter((header): header is string | number => typeof header === 'string' || typeof header === 'number');
+  return names.length ? `Table: ${names.join(', ')}` : 'Table';
+}
+
+/**
+ * The table's box. When the table is wider than its place (a phone), the box scrolls sideways and
+ * is a named region the keyboard reaches (Tab, then the arrow keys), with a visible focus.
+ */
+function TableScroller({ label, children }: { label: string; children: ReactNode }) {
+  const box = useRef<HTMLDivElement>(null);
+  const [scrolls, setScrolls] = useState(false);
+  useEffect(() => {
+    const element = box.current;
+    if (!element) return;
+    const measure = () => setScrolls(element.scrollWidth > element.clientWidth);
+    measure();
+    // The box's width changes with the window, the table's with its rows.
+    const observer = new ResizeObserver(measure);
+    observer.observe(element);
+    if (element.firstElementChild) observer.observe(element.firstElementChild);
+    return () => observer.disconnect();
+  }, []);
+  return (
+    <div ref={box} className="t-table-wrap" {...(scrolls ? { role: 'region', 'aria-label': label, tabIndex: 0 } : {})}>
+      {children}
     </div>
   );
 }

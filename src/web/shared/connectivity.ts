@@ -66,6 +66,8 @@ export function reportReachable(): void {
 
 function schedule(ms: number) {
   delay = ms;
+  // A hidden page does not ask: it asks again when it is shown (below).
+  if (typeof document !== 'undefined' && document.hidden) return;
   timer = setTimeout(() => void probe(), ms);
 }
 
@@ -107,5 +109,8 @@ export async function reachingFetch(input: string, init?: RequestInit): Promise<
 if (typeof window !== 'undefined') {
   window.addEventListener('online', () => {
     if (!reachable) void probe();
+  });
+  document.addEventListener('visibilitychange', () => {
+    if (!reachable && !document.hidden && timer === undefined) void probe();
   });
 }

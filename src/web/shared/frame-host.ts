@@ -2,6 +2,7 @@
 // the sandboxed iframe, sends it the compiled feature and its parameters, relays its data calls to
 // /graphql as the signed-in user, marked as a feature's calls (the server then allows generated
 // operations only), and hands its navigations and errors to the page.
+import { reachingFetch, ServerUnreachableError } from './connectivity.js';
 import { parseFeaturePath, type FeatureParams, type FrameMessage, type FrameUser, type HostMessage } from './frame-protocol.js';
 import { graphqlAnswer, SessionExpiredError } from './graphql.js';
 
@@ -41,7 +42,25 @@ export interface FeatureFrameOptions {
   onFailed?: (message: string) => void;
   /** The page threw an error it did not catch (the message in plain words); the page stays. */
   onError?: (message: string) => void;
+  /**
+   * The frame did not get what it needs to run: its document did not arrive (ServerUnreachableError
+   * when the server did not answer, another Error when it answered with something else), or the page
+   * failed while the server does not answer (a library it imports did not arrive). The caller says
+   * so in the frame's place; without this option such a failure goes to `onFailed`.
+   */
+  onUnavailable?: (error: Error) => void;
 }
+
+/** Whether the server answers GET /healthz (an answer or not also tells ../shared/connectivity.ts). */
+function serverAnswers(): Promise<boolean> {
+  return reachingFetch('/healthz', { cache: 'no-store' }).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** What a feature's data call gets when the server was not reached: it does not retry by itself. */
+const RELAY_UNREACHABLE = 'The server cannot be reached. Check the connection and try again.';
 
 /** Adds a fresh frame running the feature to `container`; `destroy()` removes it and stops relaying. */
 export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameOptions): { destroy(): void } {
@@ -53,6 +72,8 @@ export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameO
   iframe.referrerPolicy = 'no-referrer';
   iframe.src = FRAME_URL;
   const send = (message: HostMessage) => iframe.contentWindow?.postMessage(message, '*');
+  let ready = false;
+  let destroyed = false;
 
   const onMessage = async (event: MessageEvent<FrameMessage>) => {
     // Only this frame's messages; its origin is opaque ("null"), so its window identifies it.
@@ -60,14 +81,18 @@ export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameO
     const message = event.data;
     switch (message.trellis) {
       case 'ready': {
+        ready = true;
         const feature = await Promise.resolve(options.feature).catch(() => null);
         if (!feature) return;
         return send({ trellis: 'render', featureId: options.featureId, script: feature.script, user: feature.user, cssVariables: feature.cssVariables, params: options.params ?? {} });
       }
       case 'rendered':
         return options.onRendered?.();
-      case 'failed':
+      case 'failed': {
+        // What failed while the server is away (an on-demand module that did not arrive) is a load to try again.
+        if (options.onUnavailable && !(await serverAnswers())) return destroyed ? undefined : options.onUnavailable(new ServerUnreachableError());
         return options.onFailed?.(String(message.message));
+      }
       case 'error':
         return options.onError?.(String(message.message));
       case 'navigate': {
@@ -83,6 +108,7 @@ export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameO
           const answer = await graphqlAnswer(message.query, variables, { feature: options.featureId, scratch: options.scratch === true });
           return send({ trellis: 'graphql-result', id, ...(answer.data !== undefined ? { data: answer.data } : {}), ...(answer.errors ? { errors: answer.errors } : {}) });
         } catch (error) {
+          if (error instanceof ServerUnreachableError) return send({ trellis: 'graphql-result', id, errors: [{ message: RELAY_UNREACHABLE, extensions: { code: 'UNREACHABLE' } }] });
           send({ trellis: 'graphql-result', id, errors: [{ message: (error as Error).message, extensions: { code: 'UNAUTHENTICATED' } }] });
           if (error instanceof SessionExpiredError) options.onSessionExpired?.();
         }
@@ -90,6 +116,14 @@ export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameO
     }
   };
   window.addEventListener('message', onMessage);
+  // The frame's script says it is ready before its document has loaded: a frame that loads without
+  // saying so shows the browser's error page (or an error of the server). The server's health says which.
+  iframe.addEventListener('load', async () => {
+    if (ready || destroyed) return;
+    const reached = await serverAnswers();
+    if (ready || destroyed) return;
+    options.onUnavailable?.(reached ? new Error("The page's frame could not be loaded") : new ServerUnreachableError());
+  });
   void Promise.resolve(options.feature).then(
     (feature) => (iframe.title = feature.title),
     () => {},
@@ -97,6 +131,7 @@ export function mountFeatureFrame(container: HTMLElement, options: FeatureFrameO
   container.append(iframe);
   return {
     destroy() {
+      destroyed = true;
       window.removeEventListener('message', onMessage);
       iframe.remove();
     },

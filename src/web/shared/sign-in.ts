@@ -1,4 +1,5 @@
 // The sign-in form of both pages, without a framework: Email, Password, "Sign in".
+import { isUnreachable } from './connectivity.js';
 import { loadSession, signIn, signOut, type Session } from './session.js';
 import { h } from './dom.js';
 
@@ -25,7 +26,8 @@ export function renderSignIn(container: HTMLElement, { title, notice, onSignedIn
     try {
       onSignedIn(await signIn(email.value.trim(), password.value));
     } catch (failure) {
-      error.textContent = (failure as Error).message;
+      // The form does not send the password again by itself: it says what to do.
+      error.textContent = isUnreachable(failure) ? 'The server cannot be reached. Check the connection, then sign in again.' : (failure as Error).message;
       error.hidden = false;
       button.disabled = false;
     }
