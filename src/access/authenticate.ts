@@ -1,13 +1,19 @@
-import type { FastifyRequest } from 'fastify';
 import { ACCESS_TOKEN_PREFIX, type IntegrationService } from '../integrations/service.js';
 import type { PlatformContext } from '../platform/context.js';
 import { TrellisError, unauthenticated } from '../platform/errors.js';
 import { FailureLockout, WindowLimiter } from '../platform/limits.js';
 import type { Principal } from './permissions.js';
-import { SESSION_TOKEN_PREFIX, type AccessService } from './service.js';
+import type { AccessService } from './service.js';
+import { SESSION_TOKEN_PREFIX } from './sessions.js';
 
 /** The header with which an integration names the user it acts for (docs/spec.md 4.4). */
 export const ACTING_USER_HEADER = 'x-userid';
+
+/** What authentication reads of a request: the caller's address and the headers (lower-case names). */
+export interface CredentialRequest {
+  ip: string;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+}
 
 /**
  * Turns a bearer credential into a Principal, and throttles failed authentication without ever
@@ -38,7 +44,7 @@ export class Authenticator {
    * The principal of a user session or an integration access token. `x-userid` is honoured with
    * an access token only: a signed-in user cannot act as someone else.
    */
-  async principalForBearer(token: string, request: FastifyRequest): Promise<Principal> {
+  async principalForBearer(token: string, request: CredentialRequest): Promise<Principal> {
     return this.guard(request.ip, async () => {
       if (token.startsWith(SESSION_TOKEN_PREFIX)) return this.access.authenticateSession(token);
       if (token.startsWith(ACCESS_TOKEN_PREFIX)) return this.integrations.principalForAccessToken(token, actingUserId(request));
@@ -83,7 +89,7 @@ export function accountOf(body: unknown, field: 'email' | 'clientId'): string | 
   return typeof value === 'string' && value.length <= 320 ? value : undefined;
 }
 
-function actingUserId(request: FastifyRequest): string | undefined {
+function actingUserId(request: CredentialRequest): string | undefined {
   const value = request.headers[ACTING_USER_HEADER];
   const userId = (Array.isArray(value) ? value[0] : value)?.trim();
   return userId || undefined;

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { hashPassword, newId, randomSecret } from '../platform/crypto.js';
 import type { Db } from '../platform/db/index.js';
 import type { AppSettings } from '../platform/db/types.js';
-import { DEFAULT_ROLES } from './service.js';
+import { DEFAULT_ROLES } from './roles.js';
 
 export const DEFAULT_SETTINGS: AppSettings = {
   corsOrigins: [],

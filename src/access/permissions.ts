@@ -106,3 +106,8 @@ export function rolePermissions(stored: readonly string[]): Set<Permission> {
   if (stored.includes('admin')) return new Set(PERMISSIONS);
   return new Set(stored.filter(isPermission));
 }
+
+/** Whether a role with these stored permissions makes its users admins. */
+export function isAdminRole(permissions: readonly string[]): boolean {
+  return rolePermissions(permissions).has('admin');
+}

@@ -1,5 +1,5 @@
 import type { Program } from '@babel/types';
-import { findingAt, isBound, isReference, type Finding, type Visit } from '../platform/ast-walk.js';
+import { findingAt, isBound, isReference, type Finding, type Visit } from '../authoring/ast-walk.js';
 import { ALLOWED_FEATURE_MODULES } from './modules.js';
 
 /**

@@ -16,7 +16,7 @@ import {
   type SelectionSetNode,
   type TypeNode,
 } from 'graphql';
-import { walk, type Finding } from '../platform/ast-walk.js';
+import { walk, type Finding } from '../authoring/ast-walk.js';
 import type { DataNeed } from '../tables/access-schema.js';
 
 /** What a feature's GraphQL documents are checked against. */
@@ -27,6 +27,8 @@ export interface FeatureSchema {
   readonly applicationFields: ReadonlySet<string>;
   /** What each of those root fields does with which table's records (D32). */
   readonly recordOperations?: ReadonlyMap<string, RecordOperation>;
+  /** What /graphql makes of a parsed document before validating it (quoted values of its enums read as enum values). */
+  readonly asServed?: (document: DocumentNode) => DocumentNode;
 }
 
 /** A generated root field as data access sees it: listOrders reads Orders, createOrders creates... */
@@ -181,6 +183,7 @@ function checkDocument({ text, node }: FoundDocument, featureSchema: FeatureSche
     const syntax = error instanceof GraphQLError ? error : undefined;
     return [at(node, syntax?.locations?.[0], 'GRAPHQL_SYNTAX', String(syntax?.message ?? error).replace(/^Syntax Error: /, 'GraphQL syntax error: '))];
   }
+  if (featureSchema.asServed) document = featureSchema.asServed(document);
   const invalid = validate(featureSchema.schema, document);
   if (invalid.length > 0) return invalid.map((error) => at(node, error.locations?.[0], 'GRAPHQL_INVALID', withHint(error, featureSchema)));
   return builderOperations(document, featureSchema).map(({ name, location }) =>

@@ -14,15 +14,15 @@ import {
   type Finding,
   type GlobalRules,
   type Visit,
-} from '../platform/ast-walk.js';
-import { babelParser } from '../platform/babel-parser.js';
+} from '../authoring/ast-walk.js';
+import { babelParser } from '../authoring/babel-parser.js';
 import { checkFeatureDocuments, featureDataNeeds, featureTableUses, uncheckedDocuments, type CodeUse, type DataNeed, type FeatureSchema } from './graphql-documents.js';
 import { knownGlobals, undeclaredName } from './declared-names.js';
 import { FEATURE_CODE_MAX_BYTES } from './schema.js';
 import { UiPropsCheck } from './ui-props.js';
 import { ALLOWED_FEATURE_MODULES } from './modules.js';
 
-export type { CodeValidation, Finding } from '../platform/ast-walk.js';
+export type { CodeValidation, Finding } from '../authoring/ast-walk.js';
 
 export { ALLOWED_FEATURE_MODULES, type AllowedModule } from './modules.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { codePatchesSchema } from '../platform/code-edits.js';
+import { codePatchesSchema } from '../authoring/code-edits.js';
 import { readableName } from '../platform/names.js';
 import { confirmTrue, recordRef } from '../platform/validation.js';
 

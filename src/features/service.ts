@@ -1,10 +1,10 @@
 import { writeTransaction } from '../platform/db/write.js';
 import { resolveNamedRecord } from '../platform/references.js';
-import { featureRoleIds } from '../access/service.js';
+import { featureRoleIds } from '../access/feature-grants.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
-import { assertValidCode } from '../platform/code-edits.js';
-import { applyPatches, unifiedDiff } from '../platform/code-patches.js';
+import { assertValidCode } from '../authoring/code-edits.js';
+import { applyPatches, unifiedDiff } from '../authoring/code-patches.js';
 import { sha256Hex } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';

@@ -1,5 +1,5 @@
 import type { Expression, JSXAttribute, JSXOpeningElement, Node, Program } from '@babel/types';
-import { bindingScope, findingAt, type Finding, type Scope, type Visit } from '../platform/ast-walk.js';
+import { bindingScope, findingAt, type Finding, type Scope, type Visit } from '../authoring/ast-walk.js';
 import { UI_COMPONENTS, type UiComponent } from './modules.js';
 
 const UI_MODULE = '@trellis/ui';

@@ -9,6 +9,7 @@ import {
   type DocumentNode,
   type ExecutionResult,
   type GraphQLFormattedError,
+  type GraphQLSchema,
 } from 'graphql';
 import { z } from 'zod';
 import type { Principal } from '../access/permissions.js';
@@ -18,9 +19,9 @@ import { fromFastifyError } from '../http/errors.js';
 import { TrellisError, badInput, errorBody, toTrellisError, unauthenticated } from '../platform/errors.js';
 import { parseInput } from '../platform/validation.js';
 import type { Services } from '../services.js';
+import { quotedEnumValues } from './closed-sets.js';
 import type { GraphQLContext } from './module.js';
 import { queryLimitRules } from './query-limits.js';
-import type { VersionedSchema } from './schema-provider.js';
 
 const requestParameters = z.object({
   query: z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') }).min(1, 'is required').max(100_000),
@@ -46,38 +47,54 @@ export const SCRATCH_HEADER = 'x-trellis-scratch';
 const VALIDATION_RULES = [...specifiedRules, ...queryLimitRules];
 
 /**
- * `POST /graphql`: authenticates, then parses and validates (cached per schema version, with the
- * depth and cost limits) and executes one operation against the current schema, which follows
- * the application's tables.
+ * `POST /graphql`: authenticates, then parses and validates (cached per schema, with the depth and
+ * cost limits) and executes one operation against the current schema, which follows the
+ * application's tables; an integration token's against the application's operations only.
  */
 export function registerGraphQLRoute(app: FastifyInstance, services: Services): void {
-  let cache: { version: number; documents: Map<string, DocumentNode | readonly GraphQLError[]> } = { version: 0, documents: new Map() };
+  // A document validates against one schema: the whole one and the integrations' of each version have their own cache.
+  const documentsBySchema = new WeakMap<GraphQLSchema, Map<string, DocumentNode | readonly GraphQLError[]>>();
 
-  function documentFor({ schema, version }: VersionedSchema, query: string): DocumentNode | readonly GraphQLError[] {
-    if (cache.version < version) cache = { version, documents: new Map() };
-    const documents = cache.version === version ? cache.documents : undefined;
-    const cached = documents?.get(query);
+  function documentFor(schema: GraphQLSchema, query: string): DocumentNode | readonly GraphQLError[] {
+    let documents = documentsBySchema.get(schema);
+    if (!documents) documentsBySchema.set(schema, (documents = new Map()));
+    const cached = documents.get(query);
     if (cached) return cached;
     let result: DocumentNode | readonly GraphQLError[];
     try {
-      const document = parse(query, { maxTokens: 5000 });
+      const document = quotedEnumValues(schema, parse(query, { maxTokens: 5000 }));
       const errors = validate(schema, document, VALIDATION_RULES);
       result = errors.length ? errors : document;
     } catch (error) {
       result = [error instanceof GraphQLError ? error : new GraphQLError('Invalid query')];
     }
-    if (!documents) return result;
     if (documents.size >= DOCUMENT_CACHE_SIZE) documents.delete(documents.keys().next().value!);
     documents.set(query, result);
     return result;
+  }
+
+  /**
+   * The schema the caller runs against and the document validated against it. An integration
+   * token sees the application's operations only; its document that names builder operations
+   * runs against the whole schema, whose builder resolvers refuse each with FORBIDDEN as they
+   * always did, rather than failing as an unknown field.
+   */
+  async function schemaAndDocument(principal: Principal, query: string): Promise<{ schema: GraphQLSchema; document: DocumentNode | readonly GraphQLError[] }> {
+    const whole = (await services.graphql.current()).schema;
+    if (principal.kind !== 'integration') return { schema: whole, document: documentFor(whole, query) };
+    const application = (await services.graphql.integrationSchema()).schema;
+    const document = documentFor(application, query);
+    // Without tables there is no Mutation type, and a mutation of the builder validates against it.
+    const asWritten = 'kind' in document ? document : documentFor(whole, query);
+    if ('kind' in asWritten && builderOperations(asWritten, await services.graphql.featureSchema()).length) return { schema: whole, document: documentFor(whole, query) };
+    return { schema: application, document };
   }
 
   /** One GraphQL request, from POST's body or GET's query string, answered in the negotiated media type. */
   async function answer(request: FastifyRequest, reply: FastifyReply, body: RequestParameters) {
     const responseType = reply.getHeader('content-type') === JSON_TYPE_HEADER ? JSON_TYPE : GRAPHQL_RESPONSE_TYPE;
     const principal = await authenticate(services, request);
-    const current = await services.graphql.current();
-    const document = documentFor(current, body.query);
+    const { schema, document } = await schemaAndDocument(principal, body.query);
     if (!('kind' in document)) return sendRequestErrors(reply, responseType, document.map((e) => e.toJSON()));
     const operation = getOperationAST(document, body.operationName ?? undefined);
     if (!operation) return sendRequestErrors(reply, responseType, [{ message: 'No operation matches operationName' }]);
@@ -98,7 +115,7 @@ export function registerGraphQLRoute(app: FastifyInstance, services: Services): 
     }
     const context: GraphQLContext = { services, principal, ...(scratch ? { scratch } : {}) };
     const result = (await execute({
-      schema: current.schema,
+      schema,
       document,
       contextValue: context,
       variableValues: body.variables ?? undefined,
@@ -118,6 +135,7 @@ export function registerGraphQLRoute(app: FastifyInstance, services: Services): 
 }
 
 const JSON_TYPE_HEADER = `${JSON_TYPE}; charset=utf-8`;
+const GRAPHQL_RESPONSE_TYPE_HEADER = `${GRAPHQL_RESPONSE_TYPE}; charset=utf-8`;
 
 /**
  * The answer's media type from `Accept` (GraphQL over HTTP): `application/graphql-response+json`
@@ -149,7 +167,7 @@ async function negotiateResponseType(request: FastifyRequest, reply: FastifyRepl
     reply.type(JSON_TYPE_HEADER);
     return reply.status(406).send({ errors: [{ message: `Accept must allow ${GRAPHQL_RESPONSE_TYPE} or ${JSON_TYPE}`, extensions: { code: 'NOT_ACCEPTABLE', status: 406 } }] });
   }
-  reply.type(type === JSON_TYPE ? JSON_TYPE_HEADER : `${GRAPHQL_RESPONSE_TYPE}; charset=utf-8`);
+  reply.type(type === JSON_TYPE ? JSON_TYPE_HEADER : GRAPHQL_RESPONSE_TYPE_HEADER);
 }
 
 /** GET's parameters: `variables` and `extensions` arrive as JSON text. */
@@ -176,13 +194,16 @@ function sendRequestErrors(reply: FastifyReply, responseType: ResponseType, erro
   return sendErrors(reply, responseType === GRAPHQL_RESPONSE_TYPE ? 400 : 200, [...errors]);
 }
 
-/** Errors before execution (authentication, limits, a body that is not JSON) as GraphQL errors, with their status. */
-function sendGraphQLError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+/**
+ * Errors before execution (authentication, limits, a body that is not JSON) as GraphQL errors, with
+ * their status, in the negotiated media type (Fastify drops the content type before an error handler).
+ */
+function sendGraphQLError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const trellis = fromFastifyError(error);
   const retryAfter = trellis.details?.retryAfter;
   if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
   if (trellis.status === 401) reply.header('www-authenticate', 'Bearer');
-  if (!String(reply.getHeader('content-type') ?? '').includes('json')) reply.type(JSON_TYPE_HEADER);
+  reply.type(responseTypeFor(request.headers.accept) === GRAPHQL_RESPONSE_TYPE ? GRAPHQL_RESPONSE_TYPE_HEADER : JSON_TYPE_HEADER);
   return reply.status(trellis.status).send({
     errors: [{ message: trellis.message, extensions: { code: trellis.code, status: trellis.status, ...(trellis.details ? { details: trellis.details } : {}) } }],
     // The REST form these answers had before GraphQL over HTTP (D35): clients that read it keep working.

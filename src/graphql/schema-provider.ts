@@ -1,9 +1,11 @@
-import { printSchema, type GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import { sql } from 'kysely';
 import type { FeatureSchema, RecordOperation } from '../features/graphql-documents.js';
 import type { PlatformContext } from '../platform/context.js';
 import { DEFAULT_CACHE_TTL_MS } from '../platform/read-cache.js';
 import { loadRecordTables } from '../tables/records.js';
+import { applicationSchema, sectionedSdl } from './application-schema.js';
+import { quotedEnumValues } from './closed-sets.js';
 import { builderModules } from './builder/index.js';
 import { recordsModule, type RecordTypeNames, type TakenNames } from './records/index.js';
 import { assignRecordNames } from './records/names.js';
@@ -29,15 +31,18 @@ const MAX_REFRESHES_PER_REQUEST = 3;
 
 /**
  * The schema served at `/graphql`: the builder operations plus the operations generated from the
- * application's tables, and its SDL (what `get_graphql_schema` returns). The schema is rebuilt
- * when the tables change: after any configuration change (on this or another replica) the next
- * request compares a cheap fingerprint of `app_tables`/`app_fields` and rebuilds only if it moved.
+ * application's tables; the application's operations alone (what integration tokens see); and the
+ * SDL of both (what `get_graphql_schema` returns). The schema is rebuilt when the tables change:
+ * after any configuration change (on this or another replica) the next request compares a cheap
+ * fingerprint of `app_tables`/`app_fields` and rebuilds only if it moved; the integrations' schema
+ * and the SDL are derived once per version.
  */
 export class GraphQLSchemaProvider {
   private taken: TakenNames | undefined;
   private built: BuiltSchema | undefined;
   private printed: { version: number; sdl: string } | undefined;
   private forFeatures: { version: number; featureSchema: FeatureSchema } | undefined;
+  private forIntegrations: VersionedSchema | undefined;
   private changes = 0;
   private checked = -1;
   private checkedAt = 0;
@@ -70,14 +75,25 @@ export class GraphQLSchemaProvider {
   async featureSchema(): Promise<FeatureSchema> {
     const { schema, version } = await this.current();
     if (this.forFeatures?.version !== version) {
-      const taken = this.builderTaken;
-      const applicationFields = new Set([
-        ...Object.keys(schema.getQueryType()?.getFields() ?? {}).filter((name) => !taken.queries.has(name)),
-        ...Object.keys(schema.getMutationType()?.getFields() ?? {}).filter((name) => !taken.mutations.has(name)),
-      ]);
-      this.forFeatures = { version, featureSchema: { schema, applicationFields, recordOperations: recordOperations(this.built!.recordNames, this.built!.tableNames) } };
+      this.forFeatures = {
+        version,
+        featureSchema: {
+          schema,
+          applicationFields: this.applicationFields(schema),
+          recordOperations: recordOperations(this.built!.recordNames, this.built!.tableNames),
+          asServed: (document) => quotedEnumValues(schema, document),
+        },
+      };
     }
     return this.forFeatures.featureSchema;
+  }
+
+  /**
+   * The current schema without the builder operations, which need a signed-in user: the
+   * application's generated operations only, as integration tokens see and call them.
+   */
+  async integrationSchema(): Promise<VersionedSchema> {
+    return this.integrationSchemaOf(await this.current());
   }
 
   /** The generated GraphQL names of a table's type and operations (listOrders, createOrders, ...). */
@@ -86,10 +102,25 @@ export class GraphQLSchemaProvider {
     return this.built?.recordNames.get(tableId);
   }
 
+  /** The SDL of the current schema: the application's operations first, then the builder operations apart. */
   async sdl(): Promise<string> {
     const { schema, version } = await this.current();
-    if (this.printed?.version !== version) this.printed = { version, sdl: printSchema(schema) };
+    if (this.printed?.version !== version) this.printed = { version, sdl: sectionedSdl(schema, this.integrationSchemaOf({ schema, version }).schema) };
     return this.printed.sdl;
+  }
+
+  private integrationSchemaOf({ schema, version }: VersionedSchema): VersionedSchema {
+    if (this.forIntegrations?.version !== version) this.forIntegrations = { version, schema: applicationSchema(schema, this.applicationFields(schema)) };
+    return this.forIntegrations;
+  }
+
+  /** The schema's root fields generated from tables: those the builder's own schema does not declare. */
+  private applicationFields(schema: GraphQLSchema): Set<string> {
+    const taken = this.builderTaken;
+    return new Set([
+      ...Object.keys(schema.getQueryType()?.getFields() ?? {}).filter((name) => !taken.queries.has(name)),
+      ...Object.keys(schema.getMutationType()?.getFields() ?? {}).filter((name) => !taken.mutations.has(name)),
+    ]);
   }
 
   /** A change was announced since the last check, or the last check is older than a lost notification may leave it. */

@@ -1,5 +1,5 @@
 import { GraphQLObjectType, buildSchema, type GraphQLSchema } from 'graphql';
-import { DOMAIN_SCALAR_TYPE_DEFS, attachDomainScalars } from './domain-scalars.js';
+import { CLOSED_SET_TYPE_DEFS, attachClosedSets } from './closed-sets.js';
 import type { GraphQLModule } from './module.js';
 
 const ROOT_TYPE_DEFS = /* GraphQL */ `
@@ -15,7 +15,7 @@ const ROOT_TYPE_DEFS = /* GraphQL */ `
 
 /** Builds one executable schema from the modules' SDL and attaches their resolvers. */
 export function buildBuilderSchema(modules: readonly GraphQLModule[]): GraphQLSchema {
-  const schema = buildSchema([ROOT_TYPE_DEFS, DOMAIN_SCALAR_TYPE_DEFS, ...modules.map((m) => m.typeDefs)].join('\n'));
+  const schema = buildSchema([ROOT_TYPE_DEFS, CLOSED_SET_TYPE_DEFS, ...modules.map((m) => m.typeDefs)].join('\n'));
   for (const module of modules) {
     for (const [typeName, fields] of Object.entries(module.resolvers)) {
       const type = schema.getType(typeName);
@@ -28,6 +28,6 @@ export function buildBuilderSchema(modules: readonly GraphQLModule[]): GraphQLSc
       }
     }
   }
-  attachDomainScalars(schema);
+  attachClosedSets(schema);
   return schema;
 }

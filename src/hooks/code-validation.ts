@@ -15,8 +15,8 @@ import {
   type Finding,
   type GlobalRules,
   type Visit,
-} from '../platform/ast-walk.js';
-import { babelParser } from '../platform/babel-parser.js';
+} from '../authoring/ast-walk.js';
+import { babelParser } from '../authoring/babel-parser.js';
 import { HOOK_CODE_MAX_BYTES } from './schema.js';
 
 /** A capability hook code can use at run time. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { codePatchesSchema } from '../platform/code-edits.js';
+import { codePatchesSchema } from '../authoring/code-edits.js';
 import { confirmTrue, cursorSchema, idSchema, pageSizeSchema, recordRef } from '../platform/validation.js';
 
 /** Hook code limit (spec section 8): 200 KB of UTF-8. */

@@ -2,8 +2,8 @@ import { writeTransaction } from '../platform/db/write.js';
 import { resolveNamedRecord } from '../platform/references.js';
 import { requirePermission, type Principal } from '../access/permissions.js';
 import { recordAudit } from '../audit/writer.js';
-import { assertValidCode } from '../platform/code-edits.js';
-import { applyPatches } from '../platform/code-patches.js';
+import { assertValidCode } from '../authoring/code-edits.js';
+import { applyPatches } from '../authoring/code-patches.js';
 import { newId, sha256Hex } from '../platform/crypto.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';
@@ -13,7 +13,7 @@ import { enqueueMail } from '../platform/mail.js';
 import { assertDistinctName } from '../platform/names.js';
 import { assertMaxBytes, parseInput } from '../platform/validation.js';
 import { validateHookCode } from './code-validation.js';
-import type { CodeValidation } from '../platform/ast-walk.js';
+import type { CodeValidation } from '../authoring/ast-walk.js';
 import {
   HOOK_CODE_MAX_BYTES,
   TABLE_HOOK_TYPES,
@@ -50,7 +50,7 @@ export interface Hook {
 export interface HookUpdate {
   hook: Hook;
   /** The code before this update, for adapters that answer with a diff. */
-  previousContent: string;
+  previousCode: string;
 }
 
 type HookChanges = Pick<UpdateHookInput, 'name' | 'tableId' | 'content'>;
@@ -230,7 +230,7 @@ async function saveHook(trx: Db, principal: Principal, current: Row<'hooks'>, ch
     .execute();
   const hook = await readHook(trx, current.id);
   await recordHookWrite(trx, principal, hook, write);
-  return { hook, previousContent: current.content };
+  return { hook, previousCode: current.content };
 }
 
 /**

@@ -1,8 +1,8 @@
 import { TrellisError } from '../platform/errors.js';
 import { EgressError, guardedFetch, type EgressLimits, type EgressPolicy } from './egress.js';
 import { shown } from './guest-library.js';
-import { Unserialisable, WithBody } from './sandbox.js';
-import type { IsolatedGlobals, RemoteMember } from './sandbox-pool.js';
+import type { RemoteMember, SandboxPoolGlobals } from './sandbox-pool.js';
+import { Unserialisable, WithBody } from './sandbox-types.js';
 import type { HookRequest } from './service.js';
 
 /**
@@ -58,8 +58,8 @@ export class HookCapabilities {
 
   constructor(private readonly options: CapabilityOptions) {}
 
-  globals(grants: Grants): IsolatedGlobals {
-    const host: IsolatedGlobals['host'] = {};
+  globals(grants: Grants): SandboxPoolGlobals {
+    const host: SandboxPoolGlobals['host'] = {};
     if (grants.fetch) host.fetch = ([url, init], signal) => this.fetch(url, init, signal);
     if (grants.db) {
       const operation = (name: string): RemoteMember => (args) => this.db([name, ...args]);

@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import { Unserialisable, type HostMember, type HookResponse } from './sandbox.js';
+import { Unserialisable, type HostMember, type HookResponse } from './sandbox-types.js';
 
 export const CONSOLE_MAX_LINES = 100;
 export const CONSOLE_MAX_CHARS = 500;

@@ -2,7 +2,20 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { stoppedAt, Unserialisable, WithBody, type SandboxLimits, type SandboxOutcome } from './sandbox.js';
+import type { SlotPoolOptions } from './sandbox.js';
+import {
+  expiredWaits,
+  idleToStop,
+  nextFair,
+  overrunLimit,
+  waitLimitMs,
+  WITHDRAW_AFTER_MS,
+  workerFor,
+  workersToStart,
+  type ScheduledRun,
+  type ScheduledWorker,
+} from './sandbox-scheduling.js';
+import { stoppedAt, Unserialisable, WithBody, type SandboxLimits, type SandboxOutcome } from './sandbox-types.js';
 import { CODE_CACHE_CHARS, CodeCache, CURRENT_RUN, QUEUED, RUN_SLOTS, WITHDRAWN, type HostReply, type ToServer, type ToWorker, type WireArgument, type WorkerData } from './sandbox-wire.js';
 
 /** A host function answered on the server's thread: `fetch`, `db.find`, ... */
@@ -15,14 +28,15 @@ export type RemoteMember = (args: unknown[], signal: AbortSignal) => Promise<unk
  * a JSON value or a `WithBody`; a thrown Error reaches the guest with its message only). Every run
  * also gets `console` and `crypto`, which run in the worker (src/runtime/guest-library.ts).
  */
-export interface IsolatedGlobals {
+export interface SandboxPoolGlobals {
   values: Record<string, unknown>;
   host: Record<string, RemoteMember | Record<string, RemoteMember>>;
   /** Whether the outcome carries `instance` as the run left it (default true): see SandboxGlobals. */
   readInstance?: boolean;
 }
 
-export interface IsolatedOutcome {
+/** What `SandboxPool.run` answers: the run's outcome with what it printed. */
+export interface SandboxPoolResult {
   outcome: SandboxOutcome;
   /** The run's console lines; none when its thread had to be terminated. */
   console: string[];
@@ -30,11 +44,10 @@ export interface IsolatedOutcome {
   queuedMs?: number;
 }
 
-export interface SandboxPoolOptions {
+/** How many worker threads a `SandboxPool` runs, and how each worker's `Sandbox` keeps its slot (see SlotPoolOptions). */
+export interface SandboxPoolOptions extends Pick<SlotPoolOptions, 'maxRunsPerSlot' | 'maxCompiledPerSlot'> {
   /** Worker threads at most; a run that may await the host has one to itself, others may queue PIPELINE_DEPTH deep. */
   maxWorkers: number;
-  maxRunsPerSlot: number;
-  maxCompiledPerSlot: number;
   /** How long a run may wait for a worker before it fails without starting; default twice the wall-clock limit. */
   maxWaitMs?: number;
   /** How long a worker beyond the last one may run nothing before it is stopped; default IDLE_STOP_MS. */
@@ -43,7 +56,7 @@ export interface SandboxPoolOptions {
   codeCacheChars?: number;
 }
 
-export const DEFAULT_WORKERS: SandboxPoolOptions = { maxWorkers: 8, maxRunsPerSlot: 10_000, maxCompiledPerSlot: 64 };
+export const DEFAULT_SANDBOX_POOL: SandboxPoolOptions = { maxWorkers: 8, maxRunsPerSlot: 10_000, maxCompiledPerSlot: 64 };
 
 /**
  * A worker that ran nothing for this long is stopped, all but the last one: the pool grows for a
@@ -52,18 +65,8 @@ export const DEFAULT_WORKERS: SandboxPoolOptions = { maxWorkers: 8, maxRunsPerSl
  */
 export const IDLE_STOP_MS = 60_000;
 
-/** Time the engine gets past a limit to stop the run itself before its thread is terminated. */
-export const WATCHDOG_GRACE_MS = 100;
 /** How often the watchdog looks at the runs in progress (one timer for all of them). */
 const WATCHDOG_TICK_MS = 20;
-/** Runs without host members a worker may hold at a time: it goes from one to the next without sleeping. */
-export const PIPELINE_DEPTH = 8;
-/** Workers starting at a time: a start costs ~110 ms of CPU, and eight at once starve the runs in progress. */
-const MAX_STARTING = 2;
-/** A run computing longer than this has the runs queued behind it taken back for other workers. */
-const WITHDRAW_AFTER_MS = 5;
-/** A worker whose current run has computed less than this is taken to be working through its queue quickly. */
-const FLOWING_MS = 2;
 /** Memory of the engine besides what a run allocates: its own data, the hardened context, compiled hooks. */
 export const ENGINE_BASE_BYTES = 16 * 1024 * 1024;
 const PAGE_BYTES = 64 * 1024;
@@ -71,28 +74,23 @@ const PAGE_BYTES = 64 * 1024;
 const INITIAL_BYTES = 16 * 1024 * 1024;
 
 /** A run given to the pool: waiting for a worker, queued in one, or running there. */
-interface PendingRun {
+interface PendingRun extends ScheduledRun {
   /** Its number in the worker it was last sent to. */
   seq: number;
   code: string;
-  cacheKey: string;
-  globals: IsolatedGlobals;
-  /** It may await host calls (it has host members), so no run may queue behind it in its worker. */
-  exclusive: boolean;
-  /** performance.now() when it was given to the pool. */
-  queued: number;
+  globals: SandboxPoolGlobals;
   /** performance.now() when it became the first run of its worker's queue: the start of its wall-clock limit. */
   started: number;
   /** Aborted when the run ends; made by the first host call (an AbortController costs more than a small run). */
   abort: AbortController | undefined;
-  resolve: (result: IsolatedOutcome) => void;
+  resolve: (result: SandboxPoolResult) => void;
 }
 
 /**
  * One worker thread: one engine module with its own fixed-size memory. It runs the runs sent to
  * it one after the other, in order; `runs[0]` is the one running.
  */
-interface SandboxWorker {
+interface SandboxWorker extends ScheduledWorker {
   thread: Worker;
   meter: Float64Array;
   runStates: Int32Array;
@@ -100,9 +98,6 @@ interface SandboxWorker {
   nextSeq: number;
   /** Set while runs are queued behind its running run: see `watchQueue`. */
   withdrawTimer: NodeJS.Timeout | undefined;
-  /** performance.now() when it was last given a run or ended one: see `stopIdle`. */
-  lastActive: number;
-  ready: boolean;
   runs: PendingRun[];
   compiles: number;
   /** The sizes of the code it holds: a copy of its own CodeCache, kept in step with it. */
@@ -154,7 +149,7 @@ export class SandboxPool {
 
   constructor(
     private readonly limits: SandboxLimits,
-    private readonly options: SandboxPoolOptions = DEFAULT_WORKERS,
+    private readonly options: SandboxPoolOptions = DEFAULT_SANDBOX_POOL,
   ) {}
 
   /**
@@ -164,7 +159,7 @@ export class SandboxPool {
    * the host, so it may queue behind other such runs in a busy worker instead of taking an idle
    * one (a thread woken per run costs more than a small run). Never throws.
    */
-  run(code: string, globals: IsolatedGlobals, cacheKey: string = code): Promise<IsolatedOutcome> {
+  run(code: string, globals: SandboxPoolGlobals, cacheKey: string = code): Promise<SandboxPoolResult> {
     if (this.closed) return Promise.resolve(RUNTIME_FAILED);
     return new Promise((resolve) => {
       const now = performance.now();
@@ -214,17 +209,18 @@ export class SandboxPool {
     for (const worker of this.workers) if (worker.runs.length === 0) this.stop(worker);
   }
 
-  /** Gives waiting runs, in fair order (see `nextFair`), to workers that may take them, and starts workers for the rest. */
+  /** Gives waiting runs, in fair order (see `nextFair`), to workers that may take them (see `workerFor`), and starts workers for the rest. */
   private dispatch(): void {
     if (this.closed) {
       for (const run of this.waiting.splice(0)) run.resolve(RUNTIME_FAILED);
       return;
     }
     while (this.waiting.length > 0) {
-      const index = this.nextFair();
+      const index = nextFair(this.waiting, this.workers, this.options.maxWorkers);
       if (index === -1) break;
       const run = this.waiting[index]!;
-      const worker = this.workerFor(run);
+      const now = performance.now();
+      const worker = workerFor(run, this.workers, (candidate) => this.computing(candidate, now));
       if (!worker) break;
       this.waiting.splice(index, 1);
       this.send(worker, run);
@@ -232,76 +228,11 @@ export class SandboxPool {
     this.grow();
   }
 
-  /**
-   * The waiting run to place next: of the hooks (by code) with runs waiting, the one holding the
-   * fewest workers, its oldest run first. One hook holds at most all workers but one, so a flood
-   * of one hook (or of one caller's calls to it) always leaves a worker for the others, who then
-   * need not wait for the flood's runs to end. -1 when every waiting run is held back by that cap.
-   */
-  private nextFair(): number {
-    const cap = Math.max(1, this.options.maxWorkers - 1);
-    const held = new Map<string, number>();
-    let best = -1;
-    let bestHeld = Infinity;
-    for (let index = 0; index < this.waiting.length; index++) {
-      const key = this.waiting[index]!.cacheKey;
-      let count = held.get(key);
-      if (count === undefined) {
-        count = 0;
-        for (const worker of this.workers) if (worker.runs.some((run) => run.cacheKey === key)) count += 1;
-        held.set(key, count);
-        if (count === 0) return index;
-      }
-      if (count < cap && count < bestHeld) {
-        best = index;
-        bestHeld = count;
-      }
-    }
-    return best;
-  }
-
-
-  /**
-   * An idle worker for an exclusive run. For another: a worker busy with such runs whose current
-   * one has computed less than FLOWING_MS (the thread is awake and gets through its queue without
-   * sleeping), else an idle worker, else a worker busy with such runs whose current one has
-   * computed less than WITHDRAW_AFTER_MS; with room in its queue. None behind a long run: see
-   * `withdraw`. What a run has computed is read from the worker's own meter (`computing`), not from
-   * when this thread saw it start: under load this thread takes the workers' answers late, and a
-   * worker done with its run would look stuck, so the pool grew to its largest for no long run.
-   */
-  private workerFor(run: PendingRun): SandboxWorker | undefined {
-    let idle: SandboxWorker | undefined;
-    let flowing: SandboxWorker | undefined;
-    let queuing: SandboxWorker | undefined;
-    const now = performance.now();
-    for (const worker of this.workers) {
-      if (!worker.ready) continue;
-      const queued = worker.runs.length;
-      if (queued === 0) {
-        if (run.exclusive) return worker;
-        idle ??= worker;
-      } else if (!run.exclusive && queued < PIPELINE_DEPTH && !worker.runs[0]!.exclusive) {
-        const computed = this.computing(worker, now);
-        if (computed < FLOWING_MS) {
-          if (!flowing || queued < flowing.runs.length) flowing = worker;
-        } else if (computed < WITHDRAW_AFTER_MS && (!queuing || queued < queuing.runs.length)) {
-          queuing = worker;
-        }
-      }
-    }
-    return flowing ?? idle ?? queuing;
-  }
-
-  /**
-   * Starts workers for the runs waiting, up to maxWorkers: one per exclusive run, one per
-   * PIPELINE_DEPTH others; at most MAX_STARTING at a time (each ready one takes runs and starts the next).
-   */
+  /** Starts the workers `workersToStart` asks for; each ready one takes runs and lets the next start. */
   private grow(): void {
-    if (this.closed || this.waiting.length === 0) return;
-    const exclusive = this.waiting.filter((run) => run.exclusive).length;
-    const needed = exclusive + Math.ceil((this.waiting.length - exclusive) / PIPELINE_DEPTH);
-    while (this.starting < Math.min(needed, MAX_STARTING) && this.workers.size + this.starting < this.options.maxWorkers) {
+    if (this.closed) return;
+    const count = workersToStart(this.waiting, this.workers.size, this.starting, this.options.maxWorkers);
+    for (let started = 0; started < count; started++) {
       void this.launch().catch(() => {
         // Without any worker the runs would wait for good: fail the first (each failed start fails one).
         if (this.workers.size === 0) this.waiting.shift()?.resolve(RUNTIME_FAILED);
@@ -370,13 +301,9 @@ export class SandboxPool {
     this.dispatch();
   }
 
-  /** Stops the workers idle for `idleStopMs` or more, all but the one that ran last. */
+  /** Stops the workers idle for `idleStopMs` or more, all but the one that ran last (see `idleToStop`). */
   private stopIdle(idleStopMs: number): void {
-    const now = performance.now();
-    const idle = [...this.workers].filter((worker) => worker.ready && worker.runs.length === 0 && now - worker.lastActive >= idleStopMs);
-    if (idle.length === 0) return;
-    if (idle.length === this.workers.size) idle.splice(idle.indexOf(idle.reduce((last, worker) => (worker.lastActive > last.lastActive ? worker : last))), 1);
-    for (const worker of idle) this.stop(worker);
+    for (const worker of idleToStop([...this.workers], performance.now(), idleStopMs)) this.stop(worker);
   }
 
   private send(worker: SandboxWorker, run: PendingRun): void {
@@ -415,7 +342,7 @@ export class SandboxPool {
   }
 
   /** Ends the first run of `worker` with `result`; the next one (if any) starts its clock. */
-  private finishFirst(worker: SandboxWorker, result: IsolatedOutcome): void {
+  private finishFirst(worker: SandboxWorker, result: SandboxPoolResult): void {
     const run = worker.runs.shift();
     if (!run) return;
     worker.lastActive = performance.now();
@@ -429,26 +356,24 @@ export class SandboxPool {
   }
 
   /**
-   * Terminates the worker of each run past its CPU or wall-clock limit by more than
-   * WATCHDOG_GRACE_MS: the engine stops ordinary code itself, so this catches only built-ins
-   * looping natively. CPU time is read from the meter the worker writes. A run that waited for a
-   * worker longer than `maxWaitMs` fails without starting.
+   * Terminates the worker of each run past its CPU or wall-clock limit (see `overrunLimit`); CPU
+   * time is read from the meter the worker writes. A run that waited for a worker longer than
+   * `maxWaitMs` fails without starting.
    */
   private watch(): void {
-    const { cpuMs, wallMs } = this.limits;
     const now = performance.now();
-    const maxWaitMs = this.options.maxWaitMs ?? 2 * wallMs;
-    while (this.waiting.length > 0 && now - this.waiting[0]!.queued > maxWaitMs) {
+    const maxWaitMs = waitLimitMs(this.options.maxWaitMs, this.limits.wallMs);
+    for (const run of this.waiting.splice(0, expiredWaits(this.waiting, now, maxWaitMs))) {
       const message = `Hook not started: all ${this.options.maxWorkers} hook workers were busy for ${maxWaitMs} ms`;
-      this.waiting.shift()!.resolve({ outcome: { ok: false, kind: 'timeout', message }, console: [] });
+      run.resolve({ outcome: { ok: false, kind: 'timeout', message }, console: [] });
     }
     let busy = this.waiting.length;
     for (const worker of this.workers) {
       const run = worker.runs[0];
       if (!run) continue;
       busy += 1;
-      if (this.computed(worker, run, now) > cpuMs + WATCHDOG_GRACE_MS) this.overrun(worker, 'cpu');
-      else if (now - run.started > wallMs + WATCHDOG_GRACE_MS) this.overrun(worker, 'wall');
+      const limit = overrunLimit(this.computed(worker, run, now), now - run.started, this.limits);
+      if (limit) this.overrun(worker, limit);
     }
     if (busy === 0) {
       clearInterval(this.watchdog);
@@ -589,7 +514,7 @@ export class SandboxPool {
   }
 }
 
-const RUNTIME_FAILED: IsolatedOutcome = { outcome: { ok: false, kind: 'thrown', message: 'The hook runtime failed' }, console: [] };
+const RUNTIME_FAILED: SandboxPoolResult = { outcome: { ok: false, kind: 'thrown', message: 'The hook runtime failed' }, console: [] };
 
 function fromWire(argument: WireArgument): unknown {
   return 'unserialisable' in argument ? new Unserialisable(argument.unserialisable) : argument.value;

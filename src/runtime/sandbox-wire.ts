@@ -1,5 +1,5 @@
 /** Messages between the server's thread and a sandbox worker (src/runtime/sandbox-worker.ts). */
-import type { SandboxLimits, SandboxOutcome } from './sandbox.js';
+import type { SandboxLimits, SandboxOutcome } from './sandbox-types.js';
 
 export interface WorkerData {
   limits: SandboxLimits;

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
 import { guestLibrary, unwrapResponse } from './guest-library.js';
-import { Sandbox, stoppedAt, Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox.js';
+import { Sandbox } from './sandbox.js';
+import { stoppedAt, Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox-types.js';
 import { CodeCache, CURRENT_RUN, QUEUED, RUN_SLOTS, STARTED, type HostReply, type ToServer, type ToWorker, type WorkerData, type WireArgument } from './sandbox-wire.js';
 
 const data = workerData as WorkerData;

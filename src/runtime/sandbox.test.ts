@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POOL, Sandbox, type SandboxGlobals, type SandboxOutcome } from './sandbox.js';
+import { DEFAULT_SLOT_POOL, Sandbox } from './sandbox.js';
+import type { SandboxGlobals, SandboxOutcome } from './sandbox-types.js';
 
 // The CPU budget is time spent in guest code, so a machine busy elsewhere makes work look slower:
 // tests that are not about the limits run with room to spare (ROOMY).
@@ -7,8 +8,8 @@ const LIMITS = { cpuMs: 200, wallMs: 2000, memoryBytes: 16 * 1024 * 1024, stackB
 const ROOMY = { ...LIMITS, cpuMs: 10_000, wallMs: 20_000 };
 const NO_GRANTS: SandboxGlobals = { values: { instance: null }, host: {} };
 
-function sandbox(pool: Partial<typeof DEFAULT_POOL> = {}): Sandbox {
-  return new Sandbox(LIMITS, { ...DEFAULT_POOL, ...pool });
+function sandbox(pool: Partial<typeof DEFAULT_SLOT_POOL> = {}): Sandbox {
+  return new Sandbox(LIMITS, { ...DEFAULT_SLOT_POOL, ...pool });
 }
 
 function valueOf(outcome: SandboxOutcome): unknown {
@@ -49,7 +50,7 @@ describe('the pool of hardened contexts', () => {
     ['stopped at the memory limit', 'async () => { const keep = []; let n = 1 << 20; while (true) { keep.push(new Uint8Array(n)); n *= 2 } }', 'memory', ROOMY],
     ['stopped at the stack limit', 'async () => { const f = (n) => f(n + 1) + 1; return f(0) }', 'memory', ROOMY],
   ])('replaces the context after a run %s', async (_case, code, kind, limits) => {
-    const box = new Sandbox(limits, DEFAULT_POOL);
+    const box = new Sandbox(limits, DEFAULT_SLOT_POOL);
     expect(await box.run(code, NO_GRANTS)).toMatchObject({ ok: false, kind });
     expect(valueOf(await box.run('async () => 1', NO_GRANTS))).toBe(1);
     expect(box.stats().slotsCreated).toBe(2);
@@ -113,7 +114,7 @@ describe('the pool of hardened contexts', () => {
 
 /** One slot for every run, so that each run below follows the previous one in the same context. */
 function sharedSlot(limits = ROOMY): Sandbox {
-  return new Sandbox(limits, { ...DEFAULT_POOL, maxIdle: 1 });
+  return new Sandbox(limits, { ...DEFAULT_SLOT_POOL, maxIdle: 1 });
 }
 
 const withInstance = (instance: unknown): SandboxGlobals => ({ values: { instance }, host: {} });
@@ -230,7 +231,7 @@ describe('limits the interrupt handler cannot enforce alone', () => {
   });
 
   it('reports a run whose built-in overran the CPU budget between two interrupt checks as a timeout, and discards its context', async () => {
-    const box = new Sandbox({ ...LIMITS, cpuMs: 5 }, { ...DEFAULT_POOL, maxIdle: 1 });
+    const box = new Sandbox({ ...LIMITS, cpuMs: 5 }, { ...DEFAULT_SLOT_POOL, maxIdle: 1 });
     const outcome = await box.run('async () => Array.prototype.lastIndexOf.call({ length: 4000000 }, 1)', NO_GRANTS);
     expect(outcome).toEqual({ ok: false, kind: 'timeout', message: 'Hook stopped: it computed for more than 5 ms' });
     // The next run gets a new context. (Whether it finishes within 5 ms depends on how busy the machine is.)
@@ -245,7 +246,7 @@ describe('limits the interrupt handler cannot enforce alone', () => {
     ['toString', 'f.toString = () => { for (;;) {} }', { ok: false, kind: 'thrown', message: 'Hook failed' }],
     ['message getter', "Object.defineProperty(f, 'message', { get() { for (;;) {} } })", { ok: false, kind: 'timeout', message: 'Hook stopped: it computed for more than 200 ms' }],
   ])('reads a thrown function like an error, within the CPU budget: its looping %s does not hold the run until the wall-clock limit', async (_case, setup, expected) => {
-    const box = new Sandbox(LIMITS, { ...DEFAULT_POOL, maxIdle: 1 });
+    const box = new Sandbox(LIMITS, { ...DEFAULT_SLOT_POOL, maxIdle: 1 });
     const started = performance.now();
     const outcome = await box.run(`async () => { const f = () => 0; ${setup}; throw f }`, NO_GRANTS);
     expect(outcome).toEqual(expected);

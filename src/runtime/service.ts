@@ -6,8 +6,8 @@ import { HookCapabilities, redact, redactable, type Grants, type HookDb } from '
 import { DEFAULT_EGRESS_LIMITS, EgressPolicy, type EgressLimits } from './egress.js';
 import { unsendableResponse } from './guest-library.js';
 import { HookRunLog, runDetail, type HookRunRecord } from './run-log.js';
-import type { HookResponse, SandboxFailureKind, SandboxOutcome } from './sandbox.js';
-import { DEFAULT_WORKERS, SandboxPool } from './sandbox-pool.js';
+import type { HookResponse, SandboxFailureKind, SandboxOutcome } from './sandbox-types.js';
+import { DEFAULT_SANDBOX_POOL, SandboxPool } from './sandbox-pool.js';
 
 export type { HookDb } from './capabilities.js';
 
@@ -75,7 +75,7 @@ export class HookRuntime {
   ) {
     const { config } = ctx;
     this.egress = new EgressPolicy(config.hookEgressAllow);
-    this.sandbox = new SandboxPool({ cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES }, { ...DEFAULT_WORKERS, maxWorkers: config.hookWorkers });
+    this.sandbox = new SandboxPool({ cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES }, { ...DEFAULT_SANDBOX_POOL, maxWorkers: config.hookWorkers });
     this.runLog = new HookRunLog(ctx.db, ctx.logger, { samplesPerMinute: config.runLogSamplesPerMinute, periodMs: config.runStatsPeriodMs });
     this.environment = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
   }
@@ -109,10 +109,10 @@ export class HookRuntime {
       const capabilities = new HookCapabilities({ db: invocation.db, egress: this.egress, egressLimits: this.egressLimits });
       // Only a beforeSave hook's instance is used after the run (it is the record to save).
       const globals = { ...capabilities.globals(grantsOf(invocation, env)), readInstance: invocation.trigger === 'beforeSave' };
-      const isolated = await this.sandbox.run(invocation.hook.content, globals, invocation.hook.contentSha256);
-      outcome = isolated.outcome;
-      consoleLines = isolated.console;
-      queuedMs = isolated.queuedMs ?? 0;
+      const ran = await this.sandbox.run(invocation.hook.content, globals, invocation.hook.contentSha256);
+      outcome = ran.outcome;
+      consoleLines = ran.console;
+      queuedMs = ran.queuedMs ?? 0;
     } catch (error) {
       this.ctx.logger.error({ err: error, hook: invocation.hook.name }, 'hook run failed outside the sandbox');
       outcome = { ok: false, kind: 'thrown', message: 'The hook could not be started' };

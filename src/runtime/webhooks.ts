@@ -10,7 +10,7 @@ import { WindowLimiter } from '../platform/limits.js';
 import { ReadCache } from '../platform/read-cache.js';
 import { parseInput } from '../platform/validation.js';
 import type { RecordService } from '../tables/records.js';
-import type { HookResponse } from './sandbox.js';
+import type { HookResponse } from './sandbox-types.js';
 import type { HookFailureKind, HookRequest, HookRuntime } from './service.js';
 
 /** What the dispatcher needs from the other services. */

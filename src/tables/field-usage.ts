@@ -1,6 +1,6 @@
 import type { Node } from '@babel/types';
-import { babelParser } from '../platform/babel-parser.js';
-import { keyName, propertyName, walk } from '../platform/ast-walk.js';
+import { babelParser } from '../authoring/babel-parser.js';
+import { keyName, propertyName, walk } from '../authoring/ast-walk.js';
 import type { Db } from '../platform/db/index.js';
 import type { CodeUse, FeatureSchema } from '../features/graphql-documents.js';
 import { featureCodeTableUses } from '../features/jsx-validation.js';

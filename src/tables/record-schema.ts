@@ -40,6 +40,12 @@ export type RecordOutput = { _id: string } & RecordValues & {
   _updatedBy: string | null;
 };
 
+/** One page of records and how many match the filter in all. */
+export interface RecordPage {
+  items: RecordOutput[];
+  total: number;
+}
+
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 500;
 export const MAX_TEXT_LENGTH = 1_000_000;

@@ -7,7 +7,7 @@ import { resolveNamedRecord } from '../platform/references.js';
 import { assertRulesFitTable, storedRules } from './access-rules.js';
 import { ACCESS_ACTIONS, FULL_ACCESS, NO_ACCESS, type AccessAction, type AccessLevel, type DataGrant, type DataGrantReport, type DataNeed, type ParsedRoleTableAccess, type TableAccessRules } from './access-schema.js';
 import { isPlainObject } from './record-schema.js';
-import { loadRecordTables } from './records.js';
+import { loadRecordTables } from './record-sql.js';
 
 /** One non-admin role's rules on a table, as builder GraphQL and MCP show them. */
 export interface TableAccess extends TableAccessRules {

@@ -276,7 +276,7 @@ describe('editHookCode', () => {
     const _id = await createHook();
     const result = await hooks().editHookCode(owner, { _id, patches: [{ old_str: 'instance.total = 1;', new_str: 'instance.total = 2;' }] });
     const expected = HOOK.replace('instance.total = 1;', 'instance.total = 2;');
-    expect(result.previousContent).toBe(HOOK);
+    expect(result.previousCode).toBe(HOOK);
     expect(result.hook).toMatchObject({ _id, content: expected, contentSha256: sha256(expected), version: 2 });
     expect(await storedHook(_id)).toEqual({ content: expected, sha256: sha256(expected), version: 2, versionRows: 2 });
     const event = await db().selectFrom('audit_events').selectAll().where('resource_id', '=', _id).where('action', '=', 'hook.edit').executeTakeFirstOrThrow();

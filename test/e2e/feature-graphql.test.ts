@@ -57,6 +57,7 @@ describe('GraphQL documents in feature code are checked against the application 
     ['an unknown argument', 'query { getTasks(id: "1") { _id } }', 3, 31, /Unknown argument "id" on field "Query\.getTasks"\. Did you mean "Id"\?/],
     ['a syntax error', 'query { listTasks { items { _id }', 3, 47, /GraphQL syntax error: Expected Name, found <EOF>/],
     ['a builder operation', 'query { mcpApiKeys { _id } }', 3, 22, /"mcpApiKeys" is a builder operation: features reach only the application's generated operations\. The application's operations: .*listTasks/],
+    ['a builder operation with a quoted enum value', 'mutation { updateFeature(_id: "x", status: "published") { _id } }', 3, 25, /^"updateFeature" is a builder operation/],
   ])('refuses %s at its line and column', async (_label, document, line, column, message) => {
     const result = await validate(page(document));
     expect(result.valid).toBe(false);

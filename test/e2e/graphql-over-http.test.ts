@@ -64,13 +64,56 @@ describe('media types', () => {
     expect(graphqlResponse.body.data).toBeUndefined();
   });
 
-  it('answers an unauthenticated request with a GraphQL-shaped 401', async () => {
-    const answer = await post({ query: '{ me { _id } }' }, 'application/graphql-response+json', false);
-    expect(answer.status).toBe(401);
-    expect(answer.headers.get('www-authenticate')).toBe('Bearer');
-    expect(answer.body.errors).toEqual([{ message: expect.any(String), extensions: { code: 'UNAUTHENTICATED', status: 401 } }]);
+  it.each([
+    ['without a token', 'application/graphql-response+json', undefined],
+    ['without a token', 'application/json', undefined],
+    ['with an unknown session token', 'application/graphql-response+json', 'trs_not-a-session'],
+    ['with an unknown integration access token', 'application/json', 'tat_not-a-token'],
+    ['with a token of no known kind', undefined, 'whatever'],
+  ])('answers a request %s (Accept: %s) with a GraphQL-shaped 401 in the negotiated media type', async (_case, accept, bearer) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(accept ? { accept } : {}), ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) };
+    const response = await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query: '{ me { _id } }' }) });
+    const body = await response.json();
+    expect(response.status).toBe(401);
+    expect(response.headers.get('content-type')).toBe(`${accept ?? 'application/json'}; charset=utf-8`);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer');
+    expect(body.errors).toEqual([{ message: 'Authentication required or invalid', extensions: { code: 'UNAUTHENTICATED', status: 401 } }]);
     // The REST form of earlier versions stays beside it (D35).
-    expect(answer.body.error).toEqual({ code: 'UNAUTHENTICATED', message: answer.body.errors[0].message });
+    expect(body.error).toEqual({ code: 'UNAUTHENTICATED', message: 'Authentication required or invalid' });
+    expect(body.data).toBeUndefined();
+  });
+});
+
+describe('the schema an integration token sees', () => {
+  const ROOT_FIELDS = '{ __schema { queryType { fields { name } } mutationType { fields { name } } } }';
+  let integrationToken: string;
+
+  /** The root field names of the schema introspected with this bearer token. */
+  async function rootFields(bearer: string): Promise<string[]> {
+    const response = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` }, body: JSON.stringify({ query: ROOT_FIELDS }) });
+    const { data } = await response.json();
+    return [...data.__schema.queryType.fields, ...(data.__schema.mutationType?.fields ?? [])].map((field: { name: string }) => field.name).sort();
+  }
+
+  beforeAll(async () => {
+    await post({ query: 'mutation { createTable(name: "Parcels", fields: [{ name: "label", type: text }]) { _id } }' });
+    const { body } = await post({ query: 'mutation { createIntegrationKey(name: "Shop") { clientId apiKey } }' });
+    const exchange = await fetch(`${server.url}/api/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body.data.createIntegrationKey) });
+    integrationToken = ((await exchange.json()) as { access_token: string }).access_token;
+  });
+
+  it("lists only the application's generated operations, while a signed-in user's lists the builder operations too", async () => {
+    expect(await rootFields(integrationToken)).toEqual(['createParcels', 'deleteParcels', 'getParcels', 'listParcels', 'updateParcels']);
+    const owners = await rootFields(token);
+    expect(owners).toEqual(expect.arrayContaining(['listParcels', 'createParcels', 'me', 'features', 'hookRuns', 'createTable', 'createIntegrationKey']));
+  });
+
+  it('holds no builder type, and runs the generated operations', async () => {
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${integrationToken}` };
+    const query = 'mutation { createParcels(data: { label: "box" }) { label } } ';
+    expect(await (await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query }) })).json()).toEqual({ data: { createParcels: { label: 'box' } } });
+    const types = await (await fetch(`${server.url}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query: '{ feature: __type(name: "Feature") { name } status: __type(name: "FeatureStatus") { name } parcel: __type(name: "Parcels") { name } }' }) })).json();
+    expect(types).toEqual({ data: { feature: null, status: null, parcel: { name: 'Parcels' } } });
   });
 });
 

@@ -234,7 +234,7 @@ describe('updateHook', () => {
     const { _id } = await createHook(ownerGql, { name: 'Diffable', content: returning('old') });
     const owner = await server.server.services.access.principalForUser(ownerId, 'system');
     const result = await server.server.services.hooks.updateHook(owner, { _id, content: returning('new') });
-    expect(result.previousContent).toBe(returning('old'));
+    expect(result.previousCode).toBe(returning('old'));
     expect(result.hook.content).toBe(returning('new'));
   });
 

@@ -123,6 +123,16 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** The SDL's sections: the Seeds table's operations, then the builder operations apart. */
+function expectApplicationOperationsFirst(sdl: string) {
+  const [application = '', builder = ''] = sdl.split('# Builder operations');
+  expect(application).toContain('listSeeds(');
+  expect(application).not.toContain('createTable(');
+  expect(builder).toContain('extend type Query {');
+  expect(builder).toContain('createTable(');
+  expect(builder).not.toContain('listSeeds(');
+}
+
 describe('read tools', () => {
   const readCases: Array<[string, () => Record<string, unknown>, (data: any) => void]> = [ // eslint-disable-line @typescript-eslint/no-explicit-any
     ['list_features', () => ({ query: 'seed' }), (d) => expect(d.features.map((f: { _id: string }) => f._id)).toEqual([seed.featureId])],
@@ -134,7 +144,7 @@ describe('read tools', () => {
     ['list_menus', () => ({}), (d) => expect(d.menus[0]).toMatchObject({ name: 'Main', entries: [{ label: 'Seed', path: `/feature/${seed.featureId}` }] })],
     ['list_roles', () => ({}), (d) => expect(d.roles.map((r: { name: string }) => r.name)).toEqual(expect.arrayContaining(['admin', 'designer', 'viewer']))],
     ['list_environment_variables', () => ({}), (d) => expect(d.variables.map((v: { name: string }) => v.name)).toContain('SEED_SECRET')],
-    ['get_graphql_schema', () => ({}), (d) => expect(d.sdl).toContain('type Query')],
+    ['get_graphql_schema', () => ({}), (d) => expectApplicationOperationsFirst(d.sdl)],
     ['get_feature_authoring_guide', () => ({}), (d) => expect(d.allowedModules.map((m: { name: string }) => m.name)).toContain('@trellis/ui')],
     ['validate_feature_code', () => ({ customCode: PAGE }), (d) => expect(d).toMatchObject({ valid: true, errors: [] })],
     ['validate_hook_code', () => ({ content: HOOK }), (d) => expect(d).toMatchObject({ valid: true, errors: [] })],

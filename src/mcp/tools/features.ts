@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { unifiedDiff } from '../../platform/code-patches.js';
+import { unifiedDiff } from '../../authoring/code-patches.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
 import {
   createFeatureInput,

@@ -8,7 +8,8 @@ export const getGraphqlSchema = defineTool({
   name: 'get_graphql_schema',
   scope: 'config:read',
   title: 'Get the GraphQL schema',
-  description: 'Returns the SDL of the application\'s GraphQL endpoint (/graphql): what features query and mutate.',
+  description:
+    'Returns the SDL of the application\'s GraphQL endpoint (/graphql) in two sections: first the application\'s operations, generated from its tables (what features and integrations query and mutate), then the builder operations apart (signed-in users only).',
   input: z.object({}),
   output: z.object({ sdl: z.string() }),
   annotations: READ,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { unifiedDiff } from '../../platform/code-patches.js';
+import { unifiedDiff } from '../../authoring/code-patches.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
 import { createHookInput, deleteHookInput, editHookCodeInput, hookRefInput, listHooksInput, updateHookInput } from '../../hooks/schema.js';
 import { webhookUrl } from '../../runtime/webhooks.js';
@@ -104,10 +104,10 @@ export const updateHook = defineTool({
   output: z.object({ hook: hookOutput, diff: diffOutput.optional() }),
   annotations: UPDATE,
   async run(services, principal, args) {
-    const { hook, previousContent } = await services.hooks.updateHook(principal, args);
+    const { hook, previousCode } = await services.hooks.updateHook(principal, args);
     return {
       data: { hook: plain({ ...hook, content: undefined }) },
-      ...(args.content !== undefined ? { diff: unifiedDiff(`hook/${hook.name}.js`, previousContent, hook.content) } : {}),
+      ...(args.content !== undefined ? { diff: unifiedDiff(`hook/${hook.name}.js`, previousCode, hook.content) } : {}),
     };
   },
 });
@@ -123,10 +123,10 @@ export const editHookCode = defineTool({
   output: z.object({ hook: hookOutput, diff: diffOutput }),
   annotations: UPDATE,
   async run(services, principal, args) {
-    const { hook, previousContent } = await services.hooks.editHookCode(principal, args);
+    const { hook, previousCode } = await services.hooks.editHookCode(principal, args);
     return {
       data: { hook: plain({ ...hook, content: undefined }) },
-      diff: unifiedDiff(`hook/${hook.name}.js`, previousContent, hook.content),
+      diff: unifiedDiff(`hook/${hook.name}.js`, previousCode, hook.content),
     };
   },
 });

@@ -1,7 +1,7 @@
 import { applyPatch as applyUnifiedDiff } from 'diff';
 import { describe, expect, it } from 'vitest';
 import { applyPatches, unifiedDiff } from './code-patches.js';
-import { TrellisError } from './errors.js';
+import { TrellisError } from '../platform/errors.js';
 
 const CODE = 'const a = 1;\nconst b = 2;\nexport default () => a + b;\n';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CodeValidation, Finding } from './ast-walk.js';
-import { badInput } from './errors.js';
+import { badInput } from '../platform/errors.js';
 
 /** Patches of one edit, applied in order by `applyPatches`, each to the code the previous one left. */
 export const codePatchesSchema = z

@@ -1,5 +1,5 @@
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch, type StructuredPatch } from 'diff';
-import { badInput } from './errors.js';
+import { badInput } from '../platform/errors.js';
 
 /** One edit: replace the only occurrence of `old_str` with `new_str`. */
 export interface CodePatch {

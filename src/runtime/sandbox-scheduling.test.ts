@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import {
+  expiredWaits,
+  FLOWING_MS,
+  idleToStop,
+  MAX_STARTING,
+  nextFair,
+  overrunLimit,
+  PIPELINE_DEPTH,
+  waitLimitMs,
+  WATCHDOG_GRACE_MS,
+  WITHDRAW_AFTER_MS,
+  workerFor,
+  workersToStart,
+  type ScheduledRun,
+  type ScheduledWorker,
+} from './sandbox-scheduling.js';
+
+// The sandbox pool's policy without threads: src/runtime/sandbox-pool.test.ts tests the workers' lifecycle.
+
+const quick = (cacheKey = 'quick', queued = 0): ScheduledRun => ({ cacheKey, exclusive: false, queued });
+const exclusive = (cacheKey = 'awaits-host', queued = 0): ScheduledRun => ({ cacheKey, exclusive: true, queued });
+
+interface TestWorker extends ScheduledWorker {
+  name: string;
+  runs: ScheduledRun[];
+  /** What its current run has computed, as its meter says. */
+  computed: number;
+}
+
+function worker(name: string, runs: ScheduledRun[] = [], computed = 0, lastActive = 0): TestWorker {
+  return { name, ready: true, runs, computed, lastActive };
+}
+
+const computing = (candidate: TestWorker) => candidate.computed;
+const nameOf = (chosen: TestWorker | undefined) => chosen?.name;
+
+/** Places waiting runs the way SandboxPool.dispatch does; returns the runs left waiting. */
+function dispatch(waiting: ScheduledRun[], workers: TestWorker[], maxWorkers: number): ScheduledRun[] {
+  const left = [...waiting];
+  for (;;) {
+    const index = nextFair(left, workers, maxWorkers);
+    if (index === -1) return left;
+    const taker = workerFor(left[index]!, workers, computing);
+    if (!taker) return left;
+    taker.runs.push(...left.splice(index, 1));
+  }
+}
+
+describe('nextFair: which waiting run is placed next', () => {
+  it('takes the oldest run of a hook that holds no worker', () => {
+    const waiting = [quick('flood'), quick('flood'), quick('other'), quick('third')];
+    expect(nextFair(waiting, [worker('a', [quick('flood')])], 4)).toBe(2);
+  });
+
+  it('takes the oldest run when no hook holds a worker', () => {
+    expect(nextFair([quick('a'), quick('b')], [worker('idle')], 4)).toBe(0);
+  });
+
+  it('prefers the hook holding the fewest workers', () => {
+    const workers = [worker('1', [quick('big')]), worker('2', [quick('big')]), worker('3', [quick('small')])];
+    expect(nextFair([quick('big'), quick('small')], workers, 8)).toBe(1);
+  });
+
+  it.each([
+    ['4 workers: a hook holding 3 waits', 4, 3, -1],
+    ['4 workers: a hook holding 2 may take a third', 4, 2, 0],
+    ['1 worker: a hook in it waits until it is through', 1, 1, -1],
+  ])('leaves a worker for the other hooks (%s)', (_case, maxWorkers, held, expected) => {
+    const workers = Array.from({ length: held }, (_, i) => worker(String(i), [quick('flood')]));
+    expect(nextFair([quick('flood'), quick('flood')], workers, maxWorkers)).toBe(expected);
+  });
+});
+
+describe('workerFor: which worker takes a run', () => {
+  it('gives a run that awaits the host an idle worker of its own, never a busy one', () => {
+    expect(nameOf(workerFor(exclusive(), [worker('busy', [quick()]), worker('idle')], computing))).toBe('idle');
+    expect(workerFor(exclusive(), [worker('busy', [quick()])], computing)).toBeUndefined();
+  });
+
+  it('skips workers whose thread is not ready yet', () => {
+    const starting = { ...worker('starting'), ready: false };
+    expect(workerFor(quick(), [starting], computing)).toBeUndefined();
+  });
+
+  it('queues a quick run behind quick runs that flow (computed under FLOWING_MS) before waking an idle worker', () => {
+    const workers = [worker('idle'), worker('long queue', [quick(), quick(), quick()], 0.5), worker('short queue', [quick()], FLOWING_MS - 0.1)];
+    expect(nameOf(workerFor(quick(), workers, computing))).toBe('short queue');
+  });
+
+  it('prefers an idle worker to one whose current run has computed FLOWING_MS or more', () => {
+    expect(nameOf(workerFor(quick(), [worker('queuing', [quick()], FLOWING_MS), worker('idle')], computing))).toBe('idle');
+  });
+
+  it('queues behind a run under WITHDRAW_AFTER_MS when no worker is idle', () => {
+    expect(nameOf(workerFor(quick(), [worker('queuing', [quick()], WITHDRAW_AFTER_MS - 0.1)], computing))).toBe('queuing');
+  });
+
+  it.each([
+    ['a long run', [quick()], WITHDRAW_AFTER_MS],
+    ['a run that awaits the host', [exclusive()], 0],
+    ['a full queue', Array.from({ length: PIPELINE_DEPTH }, () => quick()), 0],
+  ])('queues nothing behind %s', (_case, runs, computed) => {
+    expect(workerFor(quick(), [worker('busy', runs, computed)], computing)).toBeUndefined();
+  });
+
+  it('judges a busy worker by what its meter says it computed, not by how long ago its runs were sent', () => {
+    // Four runs sent 200 ms ago, while this thread was held: the worker's meter says it is not stuck.
+    const busy = worker('busy', Array.from({ length: 4 }, () => quick('quick', -200)), 0.1);
+    const waiting = dispatch([quick(), quick(), quick()], [busy], 4);
+    expect(waiting).toEqual([]);
+    expect(busy.runs).toHaveLength(7);
+    expect(workersToStart(waiting, 1, 0, 4)).toBe(0);
+  });
+});
+
+describe('workersToStart: how many workers to start', () => {
+  it.each([
+    ['nothing waits', [], 1, 0, 8, 0],
+    ['one run that awaits the host', [exclusive()], 0, 0, 8, 1],
+    ['three such runs: at most MAX_STARTING at a time', [exclusive(), exclusive(), exclusive()], 0, 0, 8, MAX_STARTING],
+    ['three such runs, one worker already starting', [exclusive(), exclusive(), exclusive()], 0, 1, 8, MAX_STARTING - 1],
+    ['PIPELINE_DEPTH quick runs share one worker', Array.from({ length: PIPELINE_DEPTH }, () => quick()), 0, 0, 8, 1],
+    ['one quick run more needs a second', Array.from({ length: PIPELINE_DEPTH + 1 }, () => quick()), 0, 0, 8, 2],
+    ['room for one more worker only', [exclusive(), exclusive()], 7, 0, 8, 1],
+    ['every worker running', [exclusive()], 8, 0, 8, 0],
+  ])('%s', (_case, waiting, alive, starting, maxWorkers, expected) => {
+    expect(workersToStart(waiting, alive, starting, maxWorkers)).toBe(expected);
+  });
+});
+
+describe('idleToStop: which idle workers to stop', () => {
+  const IDLE_STOP_MS = 1000;
+  const NOW = 10_000;
+
+  it('stops workers idle for idleStopMs or more while another works, and keeps the others', () => {
+    const workers = [
+      worker('busy', [quick()], 0, 0),
+      worker('idle long', [], 0, NOW - IDLE_STOP_MS),
+      worker('idle briefly', [], 0, NOW - IDLE_STOP_MS + 1),
+      { ...worker('starting', [], 0, 0), ready: false },
+    ];
+    expect(idleToStop(workers, NOW, IDLE_STOP_MS).map(nameOf)).toEqual(['idle long']);
+  });
+
+  it('keeps the worker active last when all are idle, so that the next run finds one ready', () => {
+    const workers = [worker('older', [], 0, 1000), worker('last', [], 0, 3000), worker('oldest', [], 0, 0)];
+    expect(idleToStop(workers, NOW, IDLE_STOP_MS).map(nameOf)).toEqual(['older', 'oldest']);
+    expect(idleToStop([worker('only')], NOW, IDLE_STOP_MS)).toEqual([]);
+  });
+});
+
+describe('limits', () => {
+  const LIMITS = { cpuMs: 200, wallMs: 5000 };
+
+  it.each([
+    ['within both', LIMITS.cpuMs + WATCHDOG_GRACE_MS, LIMITS.wallMs + WATCHDOG_GRACE_MS, undefined],
+    ['past the CPU limit and its grace', LIMITS.cpuMs + WATCHDOG_GRACE_MS + 1, 0, 'cpu'],
+    ['past the wall-clock limit and its grace', 0, LIMITS.wallMs + WATCHDOG_GRACE_MS + 1, 'wall'],
+    ['past both: CPU is named', LIMITS.cpuMs + WATCHDOG_GRACE_MS + 1, LIMITS.wallMs + WATCHDOG_GRACE_MS + 1, 'cpu'],
+  ])('names the overrun limit of a run %s', (_case, computedMs, ranMs, expected) => {
+    expect(overrunLimit(computedMs, ranMs, LIMITS)).toBe(expected);
+  });
+
+  it('lets a run wait for a worker twice the wall-clock limit unless maxWaitMs says otherwise', () => {
+    expect(waitLimitMs(undefined, 300)).toBe(600);
+    expect(waitLimitMs(100, 300)).toBe(100);
+  });
+
+  it('counts the runs that waited too long from the oldest, up to the first that did not', () => {
+    expect(expiredWaits([quick('a', 0), quick('b', 150), quick('c', 0)], 200, 100)).toBe(1);
+    expect(expiredWaits([quick('a', 150)], 200, 100)).toBe(0);
+  });
+});

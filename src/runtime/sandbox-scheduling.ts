@@ -1,0 +1,149 @@
+/**
+ * The sandbox pool's scheduling policy as pure functions of what the pool holds (src/runtime/sandbox-pool.ts
+ * keeps the threads, the timers and the messages): which waiting run is placed next, which worker
+ * takes it, how many workers to start, which idle ones to stop, and when a run is past its limits.
+ */
+
+/** A run as the policy reads it: waiting for a worker, queued in one, or running there. */
+export interface ScheduledRun {
+  /** The hook's code key: the runs of one hook count together for fairness. */
+  cacheKey: string;
+  /** It may await host calls (it has host members), so no run may queue behind it in its worker. */
+  exclusive: boolean;
+  /** performance.now() when it was given to the pool. */
+  queued: number;
+}
+
+/** A worker as the policy reads it. */
+export interface ScheduledWorker {
+  /** Its thread has started and said so: it may take runs. */
+  ready: boolean;
+  /** The runs sent to it and not ended, in order; `runs[0]` is the one running. */
+  runs: readonly ScheduledRun[];
+  /** performance.now() when it was last given a run or ended one. */
+  lastActive: number;
+}
+
+/** Runs without host members a worker may hold at a time: it goes from one to the next without sleeping. */
+export const PIPELINE_DEPTH = 8;
+/** Workers starting at a time: a start costs ~110 ms of CPU, and eight at once starve the runs in progress. */
+export const MAX_STARTING = 2;
+/** A run computing longer than this has the runs queued behind it taken back for other workers. */
+export const WITHDRAW_AFTER_MS = 5;
+/** A worker whose current run has computed less than this is taken to be working through its queue quickly. */
+export const FLOWING_MS = 2;
+/** Time the engine gets past a limit to stop the run itself before its thread is terminated. */
+export const WATCHDOG_GRACE_MS = 100;
+
+/**
+ * The index in `waiting` of the run to place next: of the hooks (by code) with runs waiting, the
+ * one holding the fewest workers, its oldest run first. One hook holds at most all workers but one,
+ * so a flood of one hook (or of one caller's calls to it) always leaves a worker for the others,
+ * who then need not wait for the flood's runs to end. -1 when every waiting run is held back by
+ * that cap.
+ *
+ * @example nextFair([{ cacheKey: 'a', ... }, { cacheKey: 'b', ... }], workersRunningA, 4) // 1: 'b' holds no worker
+ */
+export function nextFair(waiting: readonly ScheduledRun[], workers: Iterable<ScheduledWorker>, maxWorkers: number): number {
+  const cap = Math.max(1, maxWorkers - 1);
+  const held = new Map<string, number>();
+  let best = -1;
+  let bestHeld = Infinity;
+  for (let index = 0; index < waiting.length; index++) {
+    const key = waiting[index]!.cacheKey;
+    let count = held.get(key);
+    if (count === undefined) {
+      count = 0;
+      for (const worker of workers) if (worker.runs.some((run) => run.cacheKey === key)) count += 1;
+      held.set(key, count);
+      if (count === 0) return index;
+    }
+    if (count < cap && count < bestHeld) {
+      best = index;
+      bestHeld = count;
+    }
+  }
+  return best;
+}
+
+/**
+ * The worker to give `run`: an idle worker for an exclusive run. For another: a worker busy with
+ * such runs whose current one has computed less than FLOWING_MS (the thread is awake and gets
+ * through its queue without sleeping), else an idle worker, else a worker busy with such runs
+ * whose current one has computed less than WITHDRAW_AFTER_MS; each with room in its queue
+ * (PIPELINE_DEPTH), the one with the shortest queue first. None behind a long run. Undefined when
+ * no worker may take it.
+ *
+ * @param computing what the current run of a worker has computed so far, in ms. Read it from the
+ *   worker's own meter, not from when the pool saw the run start: under load the pool takes the
+ *   workers' answers late, and a worker done with its run would look stuck.
+ */
+export function workerFor<W extends ScheduledWorker>(run: ScheduledRun, workers: Iterable<W>, computing: (worker: W) => number): W | undefined {
+  let idle: W | undefined;
+  let flowing: W | undefined;
+  let queuing: W | undefined;
+  for (const worker of workers) {
+    if (!worker.ready) continue;
+    const queued = worker.runs.length;
+    if (queued === 0) {
+      if (run.exclusive) return worker;
+      idle ??= worker;
+    } else if (!run.exclusive && queued < PIPELINE_DEPTH && !worker.runs[0]!.exclusive) {
+      const computed = computing(worker);
+      if (computed < FLOWING_MS) {
+        if (!flowing || queued < flowing.runs.length) flowing = worker;
+      } else if (computed < WITHDRAW_AFTER_MS && (!queuing || queued < queuing.runs.length)) {
+        queuing = worker;
+      }
+    }
+  }
+  return flowing ?? idle ?? queuing;
+}
+
+/**
+ * How many workers to start now for the runs still waiting: one per exclusive run and one per
+ * PIPELINE_DEPTH others, at most MAX_STARTING starting at a time and at most `maxWorkers` in all
+ * (`alive` started, `starting` on their way).
+ */
+export function workersToStart(waiting: readonly ScheduledRun[], alive: number, starting: number, maxWorkers: number): number {
+  if (waiting.length === 0) return 0;
+  const exclusive = waiting.filter((run) => run.exclusive).length;
+  const needed = exclusive + Math.ceil((waiting.length - exclusive) / PIPELINE_DEPTH);
+  return Math.max(0, Math.min(Math.min(needed, MAX_STARTING) - starting, maxWorkers - alive - starting));
+}
+
+/**
+ * The workers to stop: those that ran nothing for `idleStopMs` or more, all but the one active
+ * last when every worker is idle, so that a run after a quiet spell finds a worker ready.
+ */
+export function idleToStop<W extends ScheduledWorker>(workers: readonly W[], now: number, idleStopMs: number): W[] {
+  const idle = workers.filter((worker) => worker.ready && worker.runs.length === 0 && now - worker.lastActive >= idleStopMs);
+  if (idle.length === 0 || idle.length < workers.length) return idle;
+  const last = idle.reduce((latest, worker) => (worker.lastActive > latest.lastActive ? worker : latest));
+  return idle.filter((worker) => worker !== last);
+}
+
+/**
+ * The limit a running run has overrun by more than WATCHDOG_GRACE_MS, if any: the engine stops
+ * ordinary code itself, so this catches only built-ins looping natively.
+ *
+ * @param computedMs what the run has computed, from its worker's meter.
+ * @param ranMs the time since it became the first run of its worker.
+ */
+export function overrunLimit(computedMs: number, ranMs: number, limits: { cpuMs: number; wallMs: number }): 'cpu' | 'wall' | undefined {
+  if (computedMs > limits.cpuMs + WATCHDOG_GRACE_MS) return 'cpu';
+  if (ranMs > limits.wallMs + WATCHDOG_GRACE_MS) return 'wall';
+  return undefined;
+}
+
+/** How long a run may wait for a worker before it fails without starting: `maxWaitMs`, by default twice the wall-clock limit. */
+export function waitLimitMs(maxWaitMs: number | undefined, wallMs: number): number {
+  return maxWaitMs ?? 2 * wallMs;
+}
+
+/** How many runs at the front of `waiting` (oldest first) have waited longer than `limitMs`. */
+export function expiredWaits(waiting: readonly ScheduledRun[], now: number, limitMs: number): number {
+  let count = 0;
+  while (count < waiting.length && now - waiting[count]!.queued > limitMs) count += 1;
+  return count;
+}
