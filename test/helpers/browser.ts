@@ -46,14 +46,34 @@ export interface AxeViolation {
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
+export interface AxeOptions {
+  /**
+   * Every rule axe-core has, the experimental ones (target-size, …) and those no standard tags
+   * included; default false: axe's own default set.
+   */
+  allRules?: boolean;
+  /** CSS selectors of elements left out of the run; default none. */
+  exclude?: string[];
+}
+
 /** Runs axe-core in the page and returns its serious and critical violations. */
-export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+export async function axeViolations(page: Page, options: AxeOptions = {}): Promise<AxeViolation[]> {
   // evaluate, not a script tag: the pages' Content-Security-Policy refuses inline scripts.
   await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe;
-    const result = await axe.run();
+  const violations = await page.evaluate(async ({ allRules, exclude }) => {
+    interface Axe {
+      getRules(): { ruleId: string }[];
+      run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }>;
+    }
+    const axe = (globalThis as unknown as { axe: Axe }).axe;
+    const context = exclude.length ? { include: [document], exclude: exclude.map((selector) => [selector]) } : document;
+    const result = await axe.run(context, allRules ? { runOnly: { type: 'rule', values: axe.getRules().map((rule) => rule.ruleId) } } : {});
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, html: n.html })) }));
-  });
+  }, { allRules: options.allRules ?? false, exclude: options.exclude ?? [] });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** Runs axe-core's default rules in the page and returns its serious and critical violations. */
+export function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+  return axeViolations(page);
 }

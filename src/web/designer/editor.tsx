@@ -34,17 +34,17 @@ const DEBOUNCE_MS = 400;
 /** Reported texts kept while React catches up with typing. */
 const ECHOES_KEPT = 50;
 
-/** Token colours with at least 4.5:1 contrast on white (CodeMirror's default has lighter ones). */
+/** Token colours with at least 7:1 contrast on white and on the active line's blue (CodeMirror's default has lighter ones). */
 const READABLE_HIGHLIGHT = HighlightStyle.define([
-  { tag: [tags.keyword, tags.controlKeyword, tags.moduleKeyword, tags.operatorKeyword, tags.definitionKeyword], color: '#6d28d9' },
-  { tag: [tags.string, tags.special(tags.string), tags.regexp], color: '#166534' },
-  { tag: [tags.comment, tags.lineComment, tags.blockComment], color: '#4b5563', fontStyle: 'italic' },
-  { tag: [tags.number, tags.bool, tags.null, tags.atom], color: '#9a3412' },
-  { tag: [tags.typeName, tags.className, tags.namespace], color: '#075985' },
+  { tag: [tags.keyword, tags.controlKeyword, tags.moduleKeyword, tags.operatorKeyword, tags.definitionKeyword], color: '#5b21b6' },
+  { tag: [tags.string, tags.special(tags.string), tags.regexp], color: '#14532d' },
+  { tag: [tags.comment, tags.lineComment, tags.blockComment], color: '#374151', fontStyle: 'italic' },
+  { tag: [tags.number, tags.bool, tags.null, tags.atom], color: '#7c2d12' },
+  { tag: [tags.typeName, tags.className, tags.namespace], color: '#0c4a6e' },
   { tag: [tags.tagName, tags.angleBracket], color: '#1e40af' },
-  { tag: [tags.attributeName, tags.propertyName], color: '#115e59' },
+  { tag: [tags.attributeName, tags.propertyName], color: '#134e4a' },
   { tag: [tags.function(tags.variableName), tags.function(tags.propertyName)], color: '#1e3a8a' },
-  { tag: tags.invalid, color: '#b91c1c' },
+  { tag: tags.invalid, color: '#991b1b' },
 ]);
 
 function toDiagnostics(view: EditorView, findings: Finding[], severity: 'error' | 'warning'): Diagnostic[] {

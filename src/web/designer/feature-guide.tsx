@@ -168,7 +168,8 @@ function GuideTables({ tables, onInsert }: { tables: FeatureGuideData['tables'];
       <p className="guide-note muted">It lists the records and adds one; it replaces the code in the editor (Ctrl+Z undoes it).</p>
       <details>
         <summary>Show that page's code</summary>
-        <pre className="guide-example">
+        {/* It scrolls: the keyboard reaches it to scroll it too. */}
+        <pre className="guide-example" tabIndex={0} role="region" aria-label={`Code of the page for ${table.name}`}>
           <code>{table.example}</code>
         </pre>
       </details>

@@ -184,19 +184,19 @@ function EntryTable({ entries }: { entries: Entry[] }) {
             return (
               <Fragment key={entry._id}>
                 <tr>
-                  <td>{formatTime(entry.at)}</td>
-                  <td>
+                  <td data-label="Time">{formatTime(entry.at)}</td>
+                  <td data-label="Tool">
                     <code>{entry.tool}</code>
                   </td>
-                  <td>
+                  <td data-label="Outcome">
                     <span className="pill">{entry.outcome}</span>
                   </td>
-                  <td>
+                  <td data-label="Key">
                     <KeyName entry={entry} />
                   </td>
-                  <td>{entry.userEmail ?? (entry.userId ? <code title="This user no longer exists">{entry.userId}</code> : <span className="muted">—</span>)}</td>
-                  <td>{entry.durationMs} ms</td>
-                  <td>
+                  <td data-label="User">{entry.userEmail ?? (entry.userId ? <code title="This user no longer exists">{entry.userId}</code> : <span className="muted">—</span>)}</td>
+                  <td data-label="Duration">{entry.durationMs} ms</td>
+                  <td className="wide">
                     <button type="button" aria-expanded={expanded} aria-controls={expanded ? detailsId : undefined} aria-label={`${expanded ? 'Hide' : 'Show'} arguments of ${entry.tool} at ${formatTime(entry.at)}`} onClick={() => toggle(entry._id)}>
                       {expanded ? 'Hide arguments' : 'Show arguments'}
                     </button>

@@ -70,10 +70,10 @@ function VariableTable({ variables, canWrite, onReplace, onDeleted }: { variable
                 <td>
                   <code>{variable.name}</code>
                 </td>
-                <td>{formatTime(variable.createdAt)}</td>
-                <td>{formatTime(variable.updatedAt)}</td>
+                <td data-label="Created">{formatTime(variable.createdAt)}</td>
+                <td data-label="Updated">{formatTime(variable.updatedAt)}</td>
                 {canWrite ? (
-                  <td>
+                  <td className="wide">
                     <div className="row">
                       <button type="button" onClick={() => onReplace(variable.name)} aria-label={`New value for ${variable.name}`}>
                         New value

@@ -335,9 +335,9 @@ function Versions({ featureId, canRestore, onRestore }: { featureId: string; can
           <tbody>
             {list.map((version) => (
               <tr key={version.version}>
-                <td>{version.version}</td>
-                <td>{version.status}</td>
-                <td>{formatTime(version.createdAt)}</td>
+                <td data-label="Version">{version.version}</td>
+                <td data-label="Status">{version.status}</td>
+                <td data-label="Saved">{formatTime(version.createdAt)}</td>
                 <td>
                   {canRestore ? (
                     <button type="button" onClick={() => void onRestore(version)} aria-label={`Restore version ${version.version}`}>

@@ -17,7 +17,7 @@ const WINDOW_MS = 60 * 60 * 1000;
 const MAX_PERIODS = 60;
 const WIDTH = 300;
 const HEIGHT = 80;
-const FAILURE_COLOR = '#b91c1c';
+const FAILURE_COLOR = '#991b1b';
 const RUN_COLOR = '#2563eb';
 const LINE_COLOR = '#7c3aed';
 

@@ -468,14 +468,14 @@ function Runs({ hookId, webhook }: { hookId: string; webhook: boolean }) {
             <tbody>
               {page.items.map((entry) => (
                 <tr key={entry._id}>
-                  <td>{formatTime(entry.startedAt)}</td>
-                  <td>{entry.trigger}</td>
-                  <td>{entry.outcome}</td>
-                  {webhook ? <td>{entry.httpStatus === null ? <span className="muted">—</span> : `HTTP ${entry.httpStatus}`}</td> : null}
-                  <td>
+                  <td data-label="Started">{formatTime(entry.startedAt)}</td>
+                  <td data-label="Trigger">{entry.trigger}</td>
+                  <td data-label="Outcome">{entry.outcome}</td>
+                  {webhook ? <td data-label="Answer">{entry.httpStatus === null ? <span className="muted">—</span> : `HTTP ${entry.httpStatus}`}</td> : null}
+                  <td data-label="Duration">
                     {entry.durationMs} ms{entry.queuedMs ? <span className="muted"> (waited {entry.queuedMs} ms for a worker)</span> : null}
                   </td>
-                  <td>
+                  <td data-label="Details" className="wide">
                     {entry.error ? <pre className="error">{entry.error}</pre> : null}
                     {entry.detailsVisible ? (
                       <>

@@ -146,17 +146,17 @@ function KeyTable({ keys, roles, onDeleted }: { keys: IntegrationKey[]; roles: R
             {keys.map((key) => (
               <tr key={key._id}>
                 <td>{key.name}</td>
-                <td>
+                <td data-label="Client ID" className="wide">
                   <code>{key.clientId}</code>
                 </td>
-                <td>
+                <td data-label="Data access" className="wide">
                   {key.roleId ? (
                     `Role ${roles.find((role) => role._id === key.roleId)?.name ?? key.roleId}`
                   ) : (
                     <span className="pill warning">{FULL_ACCESS}</span>
                   )}
                 </td>
-                <td>{formatTime(key.createdAt)}</td>
+                <td data-label="Created">{formatTime(key.createdAt)}</td>
                 <td>
                   <ConfirmButton
                     label="Delete"

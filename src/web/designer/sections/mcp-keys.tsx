@@ -218,15 +218,19 @@ function KeyTable({ keys, all, onRevoked }: { keys: McpApiKey[]; all: boolean; o
               {keys.map((key) => (
                 <tr key={key._id}>
                   <td>{key.name}</td>
-                  {all ? <td>{key.userEmail ?? <span className="muted">{key.userId}</span>}</td> : null}
-                  <td>
+                  {all ? (
+                    <td data-label="Owner" className="wide">
+                      {key.userEmail ?? <span className="muted">{key.userId}</span>}
+                    </td>
+                  ) : null}
+                  <td data-label="Prefix">
                     <code>{key.keyPrefix}…</code>
                   </td>
-                  <td>{key.scopes.join(', ')}</td>
-                  <td>{key.effectiveScopes.length ? key.effectiveScopes.join(', ') : <span className="muted">None</span>}</td>
-                  <td>{formatTime(key.expiresAt)}</td>
-                  <td>{key.lastUsedAt ? formatTime(key.lastUsedAt) : <span className="muted">Never</span>}</td>
-                  <td>{keyStatus(key)}</td>
+                  <td data-label="Scopes">{key.scopes.join(', ')}</td>
+                  <td data-label="Working scopes">{key.effectiveScopes.length ? key.effectiveScopes.join(', ') : <span className="muted">None</span>}</td>
+                  <td data-label="Expires">{formatTime(key.expiresAt)}</td>
+                  <td data-label="Last used">{key.lastUsedAt ? formatTime(key.lastUsedAt) : <span className="muted">Never</span>}</td>
+                  <td data-label="Status">{keyStatus(key)}</td>
                   <td>
                     {key.revokedAt ? null : (
                       <ConfirmButton

@@ -113,8 +113,8 @@ function MenuTable({ menus, features, canWrite, onEdit }: { menus: Menu[]; featu
           {menus.map((menu) => (
             <tr key={menu._id}>
               <td>{menu.name}</td>
-              <td>{menu.position}</td>
-              <td>
+              <td data-label="Position">{menu.position}</td>
+              <td data-label="Entries" className="wide">
                 {menu.entries.length ? (
                   <ol>
                     {menu.entries.map((entry, index) => (

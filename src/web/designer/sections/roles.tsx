@@ -98,8 +98,8 @@ function RoleTable({ roles, canManage, onChanged }: { roles: Role[]; canManage: 
                 <td>
                   {role.name} {role.builtin ? <span className="pill">built-in</span> : null}
                 </td>
-                <td>{role.description || <span className="muted">—</span>}</td>
-                <td>
+                <td data-label="Description" className="wide">{role.description || <span className="muted">—</span>}</td>
+                <td data-label="Permissions" className="wide">
                   {editing === role._id ? (
                     <EditPermissions
                       role={role}
@@ -114,7 +114,7 @@ function RoleTable({ roles, canManage, onChanged }: { roles: Role[]; canManage: 
                   )}
                 </td>
                 {canManage ? (
-                  <td>
+                  <td className="wide">
                     {role.builtin ? (
                       <span className="muted">Built-in roles cannot be changed or deleted.</span>
                     ) : editing === role._id ? null : (
@@ -376,7 +376,7 @@ function FeatureAccess({ roles, features, canGrant, onDataAccessChanged }: { rol
                   <tr key={feature._id}>
                     <th scope="row">{feature.name}</th>
                     {roles.map((role) => (
-                      <td key={role._id}>
+                      <td key={role._id} data-label={role.name}>
                         <input
                           type="checkbox"
                           aria-label={`${role.name} sees ${feature.name}`}
@@ -387,7 +387,7 @@ function FeatureAccess({ roles, features, canGrant, onDataAccessChanged }: { rol
                         />
                       </td>
                     ))}
-                    <td>
+                    <td className="wide">
                       {/* Always present, so that screen readers announce each new message. */}
                       <span id={changeId} role="status">
                         {change?.message}
@@ -456,7 +456,7 @@ function DataAccess({ roles, tables }: { roles: Role[]; tables: AccessTable[] })
               {roles.map((role) => (
                 <tr key={role._id}>
                   <th scope="row">{role.name}</th>
-                  <td>{isAdminRole(role) ? 'Every record of every table (admin)' : <RoleTables role={role} tables={tables} />}</td>
+                  <td data-label="Records it may read, create, update and delete" className="wide">{isAdminRole(role) ? 'Every record of every table (admin)' : <RoleTables role={role} tables={tables} />}</td>
                 </tr>
               ))}
             </tbody>

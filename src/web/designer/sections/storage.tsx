@@ -117,12 +117,12 @@ export default function StorageStatsPanel() {
                       )}
                       {table.partitions > 1 ? <small className="muted"> · {table.partitions} partitions</small> : null}
                     </th>
-                    <td>{count(table.rows)}</td>
-                    <td>{count(table.deadRows)}</td>
-                    <td>{formatBytes(table.tableBytes)}</td>
-                    <td>{formatBytes(table.indexBytes)}</td>
-                    <td>{formatBytes(table.totalBytes)}</td>
-                    <td>{lastVacuum(table)}</td>
+                    <td data-label="Rows">{count(table.rows)}</td>
+                    <td data-label="Dead rows">{count(table.deadRows)}</td>
+                    <td data-label="Data">{formatBytes(table.tableBytes)}</td>
+                    <td data-label="Indexes">{formatBytes(table.indexBytes)}</td>
+                    <td data-label="Total">{formatBytes(table.totalBytes)}</td>
+                    <td data-label="Last vacuum">{lastVacuum(table)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -143,8 +143,8 @@ export default function StorageStatsPanel() {
                   {data.indexes.map((index) => (
                     <tr key={index.name}>
                       <td>{index.name}</td>
-                      <td>{index.table}</td>
-                      <td>{formatBytes(index.bytes)}</td>
+                      <td data-label="Table">{index.table}</td>
+                      <td data-label="Size">{formatBytes(index.bytes)}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -289,10 +289,12 @@ function Records({ table, operations }: { table: Table; operations: Operations }
               <tbody>
                 {page.items.map((record) => (
                   <tr key={record._id}>
-                    {columns.map((column) => (
-                      <td key={column}>{cellText(record[column])}</td>
+                    {table.fields.map((field) => (
+                      <td key={field.name} data-label={fieldTitle(field)}>
+                        {cellText(record[field.name])}
+                      </td>
                     ))}
-                    <td>
+                    <td className="wide">
                       <div className="row">
                         <button type="button" onClick={() => setEditing(record)} aria-label={`Edit record ${record._id}`}>
                           Edit

@@ -86,8 +86,8 @@ function UserTable({ users, roles, onChanged }: { users: User[]; roles: Role[]; 
                   <td>
                     {user.email} {self ? <span className="muted">(you)</span> : null}
                   </td>
-                  <td>{user.name || <span className="muted">—</span>}</td>
-                  <td>
+                  <td data-label="Name">{user.name || <span className="muted">—</span>}</td>
+                  <td data-label="Role">
                     <label className="sr-only" htmlFor={`role-${user._id}`}>
                       Role of {user.email}
                     </label>
@@ -107,10 +107,10 @@ function UserTable({ users, roles, onChanged }: { users: User[]; roles: Role[]; 
                       ))}
                     </select>
                   </td>
-                  <td>{user.isOwner ? 'Owner' : <span className="muted">—</span>}</td>
-                  <td>{user.disabled ? <span className="pill">Disabled</span> : 'Active'}</td>
-                  <td>{formatTime(user.createdAt)}</td>
-                  <td>
+                  <td data-label="Owner">{user.isOwner ? 'Owner' : <span className="muted">—</span>}</td>
+                  <td data-label="Status">{user.disabled ? <span className="pill">Disabled</span> : 'Active'}</td>
+                  <td data-label="Created">{formatTime(user.createdAt)}</td>
+                  <td className="wide">
                     <button
                       type="button"
                       disabled={self || busy === user._id}
