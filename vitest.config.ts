@@ -24,6 +24,7 @@ const MODE_INDEPENDENT = [
   'test/e2e/web-size.test.ts',
   'test/e2e/designer-resilience.test.ts',
   'test/e2e/designer-a11y.test.ts',
+  'test/e2e/third-party-clients.test.ts',
   'test/e2e/app-page-resilience.test.ts',
   'test/e2e/compression.test.ts',
   'test/e2e/mcp-tools-contract.test.ts',

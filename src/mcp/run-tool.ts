@@ -170,11 +170,18 @@ function fencedResult(prepared: PreparedOutput, isError: boolean): ToolCallResul
   const notice = NOTICE.replaceAll('NONCE', nonce);
   const structuredNotice = STRUCTURED_NOTICE.replaceAll('NONCE', nonce);
   const text = `${notice}\n${open}\n${prepared.pretty}\n${close}`;
-  const structured = { notice: structuredNotice, nonce, data: prepared.value };
-  const result: ToolCallResult = { content: [{ type: 'text', text }], structuredContent: structured as Record<string, unknown>, ...(isError ? { isError: true } : {}) };
   const textLiteral = `${JSON.stringify(`${notice}\n${open}\n`).slice(0, -1)}${prepared.prettyLiteral.slice(1, -1)}${JSON.stringify(`\n${close}`).slice(1)}`;
+  if (isError) {
+    // No structuredContent: it would not match the tool's outputSchema, and SDK v1 clients (LangChain's
+    // adapters among them) validate it even on errors, hiding the message behind a -32602.
+    const result: ToolCallResult = { content: [{ type: 'text', text }], isError: true };
+    Object.defineProperty(result, RAW_JSON, { value: `{"content":[{"type":"text","text":${textLiteral}}],"isError":true}` });
+    return result;
+  }
+  const structured = { notice: structuredNotice, nonce, data: prepared.value };
+  const result: ToolCallResult = { content: [{ type: 'text', text }], structuredContent: structured as Record<string, unknown> };
   Object.defineProperty(result, RAW_JSON, {
-    value: `{"content":[{"type":"text","text":${textLiteral}}],"structuredContent":{"notice":${JSON.stringify(structuredNotice)},"nonce":"${nonce}","data":${prepared.compact}}${isError ? ',"isError":true' : ''}}`,
+    value: `{"content":[{"type":"text","text":${textLiteral}}],"structuredContent":{"notice":${JSON.stringify(structuredNotice)},"nonce":"${nonce}","data":${prepared.compact}}}`,
   });
   return result;
 }

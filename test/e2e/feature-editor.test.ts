@@ -279,7 +279,7 @@ describe('the feature editor', () => {
 
     await replaceCode(page, ORDER_LIST);
     await clickAfterScroll(page.getByRole('button', { name: 'Refresh preview' }));
-    await clickAfterScroll(preview.getByRole('button', { name: 'Open First order' }));
+    await preview.getByRole('button', { name: 'Open First order' }).click();
     await page.getByRole('status').filter({ hasText: `The page asked to open /app/feature/order-detail?order=${firstOrderId}` }).waitFor();
     await context.close();
   });

@@ -249,7 +249,8 @@ function useFocusKeeper(mainRef: React.RefObject<HTMLElement | null>) {
       const lost = document.activeElement === document.body || document.activeElement === null;
       if (!last.isConnected) {
         last = null;
-        if (lost) mainRef.current?.focus();
+        // Without scrolling: the page stays where the person was looking.
+        if (lost) mainRef.current?.focus({ preventScroll: true });
       } else if ((last as HTMLButtonElement).disabled) {
         // Busy while it works (a save): back on it when it is enabled again, within a while.
         if (performance.now() - since < BUSY_WAIT_MS) waiting = requestAnimationFrame(check);
