@@ -224,12 +224,30 @@ function expectFenced(structured: unknown) {
   return (structured as { data: Record<string, unknown> }).data;
 }
 
-describe('the official MCP SDK, v1 client', () => {
-  let client: ClientV1;
+/** What both official SDK clients are asked; each connects its own way. */
+interface SdkClient {
+  listTools(): Promise<{ tools: { name: string; outputSchema?: { type?: unknown } }[] }>;
+  callTool(request: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+const SDK_CLIENTS: [string, () => Promise<SdkClient>][] = [
+  [
+    'v1',
+    async () => {
+      const client = new ClientV1({ name: 'third-party-v1', version: '1.0.0' });
+      await client.connect(new TransportV1(new URL(mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${apiKey}` } } }));
+      return client as unknown as SdkClient;
+    },
+  ],
+  ['v2', async () => (await connectMcp(server, apiKey)) as unknown as SdkClient],
+];
+
+describe.each(SDK_CLIENTS)('the official MCP SDK, %s client', (version, connect) => {
+  let client: SdkClient;
 
   beforeAll(async () => {
-    client = new ClientV1({ name: 'third-party-v1', version: '1.0.0' });
-    await client.connect(new TransportV1(new URL(mcpUrl), { requestInit: { headers: { Authorization: `Bearer ${apiKey}` } } }));
+    client = await connect();
     // Listing the tools is what makes the client validate each answer against its outputSchema.
     await client.listTools();
   });
@@ -243,56 +261,21 @@ describe('the official MCP SDK, v1 client', () => {
   });
 
   it('calls a read tool, its structuredContent valid by the outputSchema the client checks', async () => {
-    const result = await client.callTool({ name: 'list_roles', arguments: {} });
+    const result = (await client.callTool({ name: 'list_roles', arguments: {} })) as { isError?: boolean; structuredContent?: unknown };
     expect(result.isError).toBeFalsy();
     const data = expectFenced(result.structuredContent);
     expect((data.roles as { name: string }[]).map((role) => role.name)).toEqual(expect.arrayContaining(['admin', 'designer', 'viewer']));
   });
 
   it('calls a write tool', async () => {
-    const result = await client.callTool({ name: 'create_table', arguments: { name: 'SdkV1Notes', fields: TITLE_FIELD } });
+    const name = `Sdk${version.toUpperCase()}Notes`;
+    const result = (await client.callTool({ name: 'create_table', arguments: { name, fields: TITLE_FIELD } })) as { isError?: boolean; structuredContent?: unknown };
     expect(result.isError).toBeFalsy();
-    expect(expectFenced(result.structuredContent).entity).toMatchObject({ name: 'SdkV1Notes', fields: [{ name: 'title', type: 'text', required: true }] });
+    expect(expectFenced(result.structuredContent).entity).toMatchObject({ name, fields: [{ name: 'title', type: 'text', required: true }] });
   });
 
   it('reads an isError result with the server message', async () => {
-    const result = await client.callTool(NOT_FOUND_TABLE);
-    expect(result.isError).toBe(true);
-    expect(firstText(result)).toMatch(/NOT_FOUND: .*NoSuchTable/);
-  });
-});
-
-describe('the official MCP SDK, v2 client', () => {
-  let client: Awaited<ReturnType<typeof connectMcp>>;
-
-  beforeAll(async () => {
-    client = await connectMcp(server, apiKey);
-    await client.listTools();
-  });
-
-  afterAll(() => client?.close());
-
-  it('lists every tool with its output schema', async () => {
-    const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(listedTools.map((tool) => tool.name));
-    expect(tools.every((tool) => tool.outputSchema?.type === 'object')).toBe(true);
-  });
-
-  it('calls a read tool, its structuredContent valid by the outputSchema the client checks', async () => {
-    const result = await client.callTool({ name: 'list_roles', arguments: {} });
-    expect(result.isError).toBeFalsy();
-    const data = expectFenced(result.structuredContent);
-    expect((data.roles as { name: string }[]).map((role) => role.name)).toEqual(expect.arrayContaining(['admin', 'designer', 'viewer']));
-  });
-
-  it('calls a write tool', async () => {
-    const result = await client.callTool({ name: 'create_table', arguments: { name: 'SdkV2Notes', fields: TITLE_FIELD } });
-    expect(result.isError).toBeFalsy();
-    expect(expectFenced(result.structuredContent).entity).toMatchObject({ name: 'SdkV2Notes', fields: [{ name: 'title', type: 'text', required: true }] });
-  });
-
-  it('reads an isError result with the server message', async () => {
-    const result = await client.callTool(NOT_FOUND_TABLE);
+    const result = (await client.callTool(NOT_FOUND_TABLE)) as { isError?: boolean };
     expect(result.isError).toBe(true);
     expect(firstText(result)).toMatch(/NOT_FOUND: .*NoSuchTable/);
   });
