@@ -83,7 +83,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await new Promise((resolve) => setTimeout(resolve, ms));
       },
       close: async () => {
+        // In-flight requests finish first; a connection still open after CLOSE_GRACE_MS (a client
+        // that stopped reading a streamed, compressed answer) is cut, so that a stop never hangs.
+        const cut = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+        cut.unref();
         await app.close();
+        clearTimeout(cut);
         retention.stop();
         await mailSender?.stop();
         await services.hookRuntime.close();
@@ -157,6 +162,9 @@ function deploymentSecret(config: Config): string {
   if (config.databaseUrl) throw new Error('TRELLIS_SECRET is required when TRELLIS_DATABASE_URL is set');
   return dataDirSecret(config.dataDir);
 }
+
+/** How long a stop waits for open connections to finish their answers before it cuts them. */
+const CLOSE_GRACE_MS = 3000;
 
 async function buildHttpServer(services: Services, logger: Logger, cliToken: string | undefined): Promise<FastifyInstance> {
   const app = Fastify({

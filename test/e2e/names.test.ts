@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/access/permissions.js';
-import { connectMcp, createUserKey, structuredData } from '../helpers/mcp.js';
+import { connectMcp, createUserKey, fencedData, structuredData } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
 
 const PAGE = 'export default function Page() {\n  return <p>Orders</p>;\n}\n';
@@ -54,7 +54,7 @@ describe('one rule for arguments that name a record: its _id or its name', () =>
   ])('%s names what it looked up and the closest records when nothing matches', async (tool, args, message) => {
     const result = await client.callTool({ name: tool, arguments: args });
     expect(result.isError).toBe(true);
-    expect(structuredData<{ error: string }>(result).error).toMatch(message);
+    expect((fencedData(result).data as { error: string }).error).toMatch(message);
   });
 
   it('gives the candidates to GraphQL clients in the error details', async () => {
