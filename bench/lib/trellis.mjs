@@ -134,8 +134,8 @@ function parseRpcAnswer(text, contentType) {
   return JSON.parse(data);
 }
 
-/** The JSON between the markers of a tool answer's structuredContent ({ notice, nonce, data }). */
+/** The data of a tool answer: structuredContent.data (typed, D40); a failure has only its fenced text. */
 export function unfenced(result) {
-  const { nonce, data } = result.structuredContent;
-  return JSON.parse(data.slice(`<data-${nonce}>`.length, -`</data-${nonce}>`.length));
+  if (result.isError || !result.structuredContent) throw new Error(`tool call failed: ${result.content?.[0]?.text ?? JSON.stringify(result)}`);
+  return result.structuredContent.data;
 }
