@@ -186,15 +186,6 @@ function fencedResult(prepared: PreparedOutput, isError: boolean): ToolCallResul
   return result;
 }
 
-/** The data of an answer's structuredContent (typed since D40; the fenced string form before it). */
-export function unfence(structured: { nonce: string; data: unknown }): unknown {
-  if (typeof structured.data !== 'string') return structured.data;
-  const open = `<data-${structured.nonce}>`;
-  const close = `</data-${structured.nonce}>`;
-  if (!structured.data.startsWith(open) || !structured.data.endsWith(close)) throw new Error('not a fenced answer');
-  return JSON.parse(structured.data.slice(open.length, -close.length));
-}
-
 /**
  * The result already serialised, on read answers: a cached answer is sent without serialising its
  * data again. Not enumerable, so the object form (for the SDK) is unchanged.

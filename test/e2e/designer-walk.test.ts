@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, PHONE, clickAfterScroll, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
-import { openSection as openDesignerSection } from '../helpers/designer.js';
+import { ORDER_DETAIL_PAGE, openSection as openDesignerSection } from '../helpers/designer.js';
 
 /**
  * Issue 20's "Done when": a person alone in the designer, in headless Chromium, from an empty
@@ -18,22 +18,7 @@ let page: Page;
 const CLERK = { email: 'clara@example.com', password: 'clara-password-1' };
 
 /** The detail page the list opens: it reads the order's id from its address with useParams. */
-const ORDER_DETAIL = `import { useParams, useQuery } from '@trellis/runtime';
-import { Card, Text } from '@trellis/ui';
-
-const GET = \`query Order($id: ID!) { getOrders(Id: $id) { _id title amount } }\`;
-
-export default function OrderDetail() {
-  const { order } = useParams();
-  const { data, loading } = useQuery(GET, { id: order });
-  if (loading) return <Text>Loading…</Text>;
-  return (
-    <Card title="Order detail">
-      <Text>Order {order}: {data?.getOrders ? data.getOrders.title + ' for ' + data.getOrders.amount : 'not found'}</Text>
-    </Card>
-  );
-}
-`;
+const ORDER_DETAIL = ORDER_DETAIL_PAGE;
 
 const UI_IMPORT = "import { Button, Card, Form, Input, Stack, Table, Text } from '@trellis/ui';";
 const RUNTIME_IMPORT = "import { useMutation, useQuery } from '@trellis/runtime';";

@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, FrameLocator, Page } from 'playwright-cor
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, PHONE, clickAfterScroll, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
+import { ORDER_DETAIL_PAGE } from '../helpers/designer.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -73,22 +74,7 @@ export default function OrderList() {
 }
 `;
 
-const ORDER_DETAIL = `import { useParams, useQuery } from '@trellis/runtime';
-import { Card, Text } from '@trellis/ui';
-
-const GET = \`query Order($id: ID!) { getOrders(Id: $id) { _id title amount } }\`;
-
-export default function OrderDetail() {
-  const { order } = useParams();
-  const { data, loading } = useQuery(GET, { id: order });
-  if (loading) return <Text>Loading…</Text>;
-  return (
-    <Card title="Order detail">
-      <Text>Order {order}: {data?.getOrders ? data.getOrders.title + ' for ' + data.getOrders.amount : 'not found'}</Text>
-    </Card>
-  );
-}
-`;
+const ORDER_DETAIL = ORDER_DETAIL_PAGE;
 
 beforeAll(async () => {
   [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);

@@ -17,3 +17,21 @@ export async function openDesignerMenu(page: Page): Promise<void> {
   const toggle = nav.getByRole('button', { name: 'Menu' });
   if ((await toggle.isVisible()) && (await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
 }
+
+/** A feature's detail page for Orders: it reads the order's id from its address with useParams. */
+export const ORDER_DETAIL_PAGE = `import { useParams, useQuery } from '@trellis/runtime';
+import { Card, Text } from '@trellis/ui';
+
+const GET = \`query Order($id: ID!) { getOrders(Id: $id) { _id title amount } }\`;
+
+export default function OrderDetail() {
+  const { order } = useParams();
+  const { data, loading } = useQuery(GET, { id: order });
+  if (loading) return <Text>Loading…</Text>;
+  return (
+    <Card title="Order detail">
+      <Text>Order {order}: {data?.getOrders ? data.getOrders.title + ' for ' + data.getOrders.amount : 'not found'}</Text>
+    </Card>
+  );
+}
+`;

@@ -1,8 +1,9 @@
 // The designer's access to the builder GraphQL: every section runs its documents through `useApi`,
 // which reports an ended session to the page (the page asks to sign in again and keeps its state).
 import { createContext, useCallback, useContext, useEffect, useRef, useState } from 'react';
-import { isUnreachable, onReachability, serverReachable } from '../shared/connectivity.js';
+import { isUnreachable } from '../shared/connectivity.js';
 import { graphql, GraphQLRequestError, SessionExpiredError } from '../shared/graphql.js';
+import { useRetryWhenServerBack } from './recovery.js';
 
 export interface Me {
   _id: string;
@@ -90,10 +91,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
     };
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  useEffect(() => {
-    if (!state.unreachable) return;
-    if (serverReachable()) reload();
-    return onReachability((reachable) => reachable && reload());
-  }, [state.unreachable, reload]);
+  useRetryWhenServerBack(state.unreachable, reload);
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }

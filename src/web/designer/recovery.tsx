@@ -43,20 +43,22 @@ export function useServerReachable(): boolean {
   return reachable;
 }
 
-/** Calls `onBack` each time the server answers again after being unreachable. */
-export function useWhenServerBack(onBack: () => void): void {
-  useEffect(() => onReachability((reachable) => reachable && onBack()), [onBack]);
+/**
+ * While `waiting` (a load failed because the server was not reached), calls `retry` when the server
+ * answers again, or at once when another request already found it back.
+ */
+export function useRetryWhenServerBack(waiting: boolean, retry: () => void): void {
+  useEffect(() => {
+    if (!waiting) return;
+    if (serverReachable()) retry();
+    return onReachability((reachable) => reachable && retry());
+  }, [waiting, retry]);
 }
 
 /** A failed load in plain words with Retry: `onRetry` runs on the button, and by itself when the server answers again. */
 export function LoadFailure({ error, what, onRetry }: { error: unknown; what: string; onRetry: () => void }) {
   const unreachable = isUnreachable(error);
-  useEffect(() => {
-    if (!unreachable) return;
-    // Another request may have found the server back before this failure showed.
-    if (serverReachable()) onRetry();
-    return onReachability((reachable) => reachable && onRetry());
-  }, [unreachable, onRetry]);
+  useRetryWhenServerBack(unreachable, onRetry);
   const message = unreachable ? UNREACHABLE_MESSAGE : error instanceof Error ? error.message : String(error);
   return (
     <div className="load-failure" role="alert">
