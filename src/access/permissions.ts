@@ -1,3 +1,4 @@
+import type { Db } from '../platform/db/index.js';
 import { forbidden } from '../platform/errors.js';
 
 /** The scopes of the spec (section 5.1), in the order tools and docs list them. */
@@ -49,8 +50,11 @@ export interface Principal {
   readonly requestId?: string;
   /** The base URL the request reached (TRELLIS_PUBLIC_URL, else its scheme and Host), for absolute URLs in answers. */
   readonly baseUrl?: string;
-  /** Set while an MCP tool call runs: a write records the call's audit entry in its own transaction. */
-  readonly mcpCall?: McpCall;
+  /**
+   * Called by `recordAudit` inside each configuration write's transaction, after the write's own
+   * entry: an MCP tool call writes its entry there, so that the write and its audit commit together.
+   */
+  readonly onAudit?: AuditCallback;
   /**
    * The roles whose data-access rules bound this principal's records, all of them at once (a user's
    * role, an integration key's role, both with `x-userid`). Empty or absent: every record (admins,
@@ -67,15 +71,8 @@ export interface DataRole {
   readonly name: string;
 }
 
-/** The MCP tool call in progress, as its audit entry needs it. */
-export interface McpCall {
-  readonly keyId: string;
-  readonly tool: string;
-  readonly arguments: unknown;
-  readonly startedAt: number;
-  /** Set once the entry is written inside a write's transaction. */
-  audited: boolean;
-}
+/** What a write's transaction tells the caller's audit: the transaction and the write's event details. */
+export type AuditCallback = (trx: Db, details: Readonly<Record<string, unknown>>) => Promise<void>;
 
 /** The operator: the CLI on the machine that holds the data, and start-up tasks. */
 export function systemPrincipal(source: Principal['source'] = 'system'): Principal {

@@ -1,7 +1,5 @@
-import { performance } from 'node:perf_hooks';
 import type { Principal } from '../access/permissions.js';
 import type { Db } from '../platform/db/index.js';
-import { writeMcpAuditEntry } from './mcp-log.js';
 
 export interface AuditEvent {
   action: string;
@@ -12,8 +10,8 @@ export interface AuditEvent {
 }
 
 /**
- * Records a configuration write; call it inside the write's own transaction. When the write comes
- * from an MCP tool call, the call's `mcp_audit_logs` entry is written in the same transaction.
+ * Records a configuration write; call it inside the write's own transaction. The principal's
+ * `onAudit` runs next in that transaction (an MCP tool call writes its `mcp_audit_logs` entry there).
  */
 export async function recordAudit(trx: Db, principal: Principal, event: AuditEvent): Promise<void> {
   await trx
@@ -27,19 +25,5 @@ export async function recordAudit(trx: Db, principal: Principal, event: AuditEve
       details: JSON.stringify({ ...event.details, ...(principal.credentialId ? { credentialId: principal.credentialId } : {}) }),
     })
     .execute();
-  const call = principal.mcpCall;
-  if (!call || call.audited) return;
-  const codeSha256 = event.details?.codeSha256;
-  await writeMcpAuditEntry(trx, {
-    keyId: call.keyId,
-    userId: principal.userId,
-    tool: call.tool,
-    arguments: call.arguments,
-    outcome: 'ok',
-    error: null,
-    durationMs: Math.round(performance.now() - call.startedAt),
-    codeSha256: typeof codeSha256 === 'string' ? codeSha256 : null,
-    requestId: principal.requestId ?? null,
-  });
-  call.audited = true;
+  await principal.onAudit?.(trx, event.details ?? {});
 }

@@ -65,7 +65,10 @@ export interface FeatureUpdate {
   feature: Feature;
   /** The code before this update, for adapters that answer with a diff. */
   previousCode: string;
-  /** What the code validator warned about in the saved code; empty when the code was not changed. */
+  /**
+   * What the code validator warned about in the saved code (nothing of the code's own when it was not
+   * changed), and, on every update, each role that sees the feature and lacks a rule its code needs.
+   */
   warnings: Finding[];
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Principal } from '../access/permissions.js';
-import type { McpAuditEntry } from '../audit/mcp-log.js';
+import type { AuditCallback, Principal } from '../access/permissions.js';
+import { writeMcpAuditEntry, type McpAuditEntry } from '../audit/mcp-log.js';
 import { TrellisError, toTrellisError } from '../platform/errors.js';
 import type { Services } from '../services.js';
 import { resolveAliases, type ToolDefinition, type ToolOutput } from './tools/types.js';
@@ -27,21 +27,29 @@ export async function runTool(
   rawArgs: unknown,
 ): Promise<ToolCallResult> {
   const startedAt = performance.now();
-  const audit = (outcome: McpAuditEntry['outcome'], error: string | null) => {
-    const durationMs = performance.now() - startedAt;
+  const entry = (outcome: McpAuditEntry['outcome'], error: string | null, codeSha256: string | null = null): McpAuditEntry => ({
+    keyId,
+    userId: principal.userId,
+    tool: tool.name,
+    arguments: rawArgs ?? {},
+    outcome,
+    error,
+    durationMs: Math.round(performance.now() - startedAt),
+    codeSha256,
+    requestId: principal.requestId ?? null,
+  });
+  /** The call's entry went into a write's transaction (onAudit); otherwise it is written after the call. */
+  let writtenWithWrite = false;
+  const onAudit: AuditCallback = async (trx, details) => {
+    if (writtenWithWrite) return;
+    await writeMcpAuditEntry(trx, entry('ok', null, typeof details.codeSha256 === 'string' ? details.codeSha256 : null));
+    writtenWithWrite = true;
+  };
+  const audit = async (outcome: McpAuditEntry['outcome'], error: string | null) => {
     services.ctx.metrics.mcpToolCalls.inc({ tool: tool.name, outcome });
-    services.ctx.metrics.mcpToolDuration.observe({ tool: tool.name }, durationMs / 1000);
-    return services.auditLog.write({
-      keyId,
-      userId: principal.userId,
-      tool: tool.name,
-      arguments: rawArgs ?? {},
-      outcome,
-      error,
-      durationMs: Math.round(durationMs),
-      codeSha256: null,
-      requestId: principal.requestId ?? null,
-    });
+    services.ctx.metrics.mcpToolDuration.observe({ tool: tool.name }, (performance.now() - startedAt) / 1000);
+    if (outcome === 'ok' && writtenWithWrite) return;
+    await services.auditLog.write(entry(outcome, error));
   };
 
   if (!principal.permissions.has(tool.scope)) {
@@ -67,10 +75,9 @@ export async function runTool(
     await audit('error', message);
     return errorResult(message);
   }
-  const call = { keyId, tool: tool.name, arguments: rawArgs ?? {}, startedAt, audited: false };
   try {
-    const output = await runOrReuse(services, tool, { ...principal, mcpCall: call }, parsed.data);
-    if (!call.audited) await audit('ok', null);
+    const output = await runOrReuse(services, tool, { ...principal, onAudit }, parsed.data);
+    await audit('ok', null);
     return fencedResult('jsonLiteral' in output ? output : prepare(output), false);
   } catch (error) {
     const trellis = toTrellisError(error);

@@ -1,4 +1,4 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Dialog, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
@@ -224,5 +224,38 @@ describe('tables in the designer, for a person building alone', () => {
       { code: 'UNDECLARED_NAME', message: "'Text' is not declared: add it to the import from '@trellis/ui' at line 2", line: 9, column: 8 },
     ]);
     await client.close();
+  });
+
+  it('deletes a whole table after a confirmation naming it and the records lost: the list and builder GraphQL no longer have it', async () => {
+    await gqlData(owner, 'mutation { createTable(name: "Drafts", fields: [{ name: "subject", type: "text" }, { name: "words", type: "number" }]) { _id } }');
+    const subjects = ['Spring offer', 'Price list', 'Thank-you note'];
+    for (const subject of subjects) await gqlData(owner, 'mutation($s: String!) { createDrafts(data: { subject: $s }) { _id } }', { s: subject });
+    expect((await gqlData(owner, '{ listDrafts { total } }')).listDrafts.total).toBe(subjects.length);
+
+    // The test before left code unsaved in the feature editor: leaving it asks first, and the person leaves.
+    const leave = (dialog: Dialog) => void dialog.accept();
+    page.once('dialog', leave);
+    await openSection(page, 'Tables');
+    page.off('dialog', leave);
+    const list = page.getByRole('list', { name: 'Tables' });
+    await list.getByRole('link', { name: /^Drafts/ }).click();
+    await page.getByRole('heading', { name: 'Drafts', level: 2 }).waitFor();
+    await page.getByRole('button', { name: 'Delete table' }).click();
+    const question = page.getByRole('group', { name: 'Delete table Drafts?' });
+    await question.getByText(`Its ${subjects.length} records and 2 fields are lost; this cannot be undone.`).waitFor();
+    await question.getByText('No feature, hook or access rule uses it.').waitFor();
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    await screenshot(page, 'designer-tables-delete-table');
+    await question.getByRole('button', { name: 'Yes, delete Drafts' }).click();
+
+    await page.getByRole('status').getByText('Table Drafts deleted').waitFor();
+    await list.getByRole('link', { name: /^Drafts/ }).waitFor({ state: 'detached' });
+    await expect.poll(() => list.getByRole('link').allTextContents()).toEqual([expect.stringMatching(/^Orders/)]);
+    await page.getByText('Choose a table, or create one.').waitFor();
+    const { tables } = await gqlData(owner, '{ tables { name } }');
+    expect(tables).toEqual([{ name: 'Orders' }]);
+    // Its generated operations went with it.
+    const gone = await owner('{ listDrafts { total } }');
+    expect(gone.body.errors?.[0]?.message).toMatch(/listDrafts/);
   });
 });

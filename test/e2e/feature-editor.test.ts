@@ -135,6 +135,11 @@ function editorText(page: Page): Promise<string> {
   return page.locator('.cm-content').innerText();
 }
 
+/** The editor's lines as they are (innerText doubles an empty line's break). */
+function editorLines(page: Page): Promise<string[]> {
+  return page.locator('.cm-content .cm-line').allTextContents();
+}
+
 async function addInPreview(preview: FrameLocator, title: string) {
   await preview.getByLabel('Title').fill(title);
   await preview.getByLabel('Amount').fill('7');
@@ -213,6 +218,29 @@ describe('the feature editor', () => {
     await replaceCode(page, 'const LIST = `query { ');
     await page.keyboard.type('list');
     await completions.getByRole('option', { name: /^listOrders/ }).waitFor();
+    await context.close();
+  });
+
+  it('completes a runtime hook with its signature and adds it to the @trellis/runtime import, new or existing', async () => {
+    const { context, page } = await openEditor();
+    const completions = page.locator('.cm-tooltip-autocomplete');
+    const useQueryOption = completions
+      .getByRole('option', { name: /^useQuery/ })
+      .filter({ hasText: 'useQuery(query, variables?) -> { data, loading, error, refetch }' });
+
+    // No import from the runtime yet: accepting the hook adds one after the last import.
+    await replaceCode(page, "import { Card } from '@trellis/ui';\n\nexport default function P() {\n  const { data } = ");
+    await page.keyboard.type('useQ');
+    await useQueryOption.and(page.locator('[aria-selected="true"]')).waitFor();
+    await page.keyboard.press('Enter');
+    await completions.waitFor({ state: 'detached' });
+    await expect.poll(() => editorLines(page)).toEqual(["import { Card } from '@trellis/ui';", "import { useQuery } from '@trellis/runtime';", '', 'export default function P() {', '  const { data } = useQuery']);
+
+    // An import from the runtime already there: the hook joins it, once.
+    await replaceCode(page, "import { navigate } from '@trellis/runtime';\n\nexport default function P() {\n  const { data } = ");
+    await page.keyboard.type('useQ');
+    await useQueryOption.click();
+    await expect.poll(() => editorLines(page)).toEqual(["import { navigate, useQuery } from '@trellis/runtime';", '', 'export default function P() {', '  const { data } = useQuery']);
     await context.close();
   });
 

@@ -53,9 +53,12 @@ describe('request ids, metrics and their protection', () => {
   });
 
   it('records the request id with each MCP audit entry and each hook run, webhook or save hook', async () => {
-    const { apiKey } = await createUserKey(server, { email: 'observer@example.com', role: 'admin', scopes: ['config:read'] });
+    const { apiKey } = await createUserKey(server, { email: 'observer@example.com', role: 'admin', scopes: ['config:read', 'menus:write'] });
     const client = await connectMcp(server, apiKey);
     try {
+      // A write: its audit entry commits with the write, and it counts in the metrics as a read does.
+      const written = await client.callTool({ name: 'upsert_menu', arguments: { name: 'Observed', entries: [] } });
+      expect(written.isError, JSON.stringify(written.content)).toBeFalsy();
       // The SDK's transport sends the same headers with every request of this client.
       const tagged = await fetch(`${server.url}/api/mcp`, {
         method: 'POST',
@@ -92,6 +95,7 @@ describe('request ids, metrics and their protection', () => {
     expect(sample(text, 'trellis_http_request_duration_seconds_count{method="POST",route="/graphql",status_class="2xx"}')).toBeGreaterThanOrEqual(4);
     expect(sample(text, 'trellis_mcp_tool_calls_total{tool="list_features",outcome="ok"}')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'trellis_mcp_tool_call_duration_seconds_count{tool="list_features"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'trellis_mcp_tool_calls_total{tool="upsert_menu",outcome="ok"}')).toBe(1);
     expect(sample(text, 'trellis_hook_runs_total{type="webHook",outcome="ok"}')).toBeGreaterThanOrEqual(4);
     expect(sample(text, 'trellis_hook_runs_total{type="beforeSave",outcome="ok"}')).toBe(1);
     expect(sample(text, 'trellis_hook_queue_wait_seconds_count{type="webHook"}')).toBeGreaterThanOrEqual(4);
