@@ -15,6 +15,8 @@ const DOMAINS = readdirSync(SRC, { withFileTypes: true })
 const ADAPTER_PACKAGES = /^(fastify|@fastify\/|@modelcontextprotocol\/|commander$)/;
 /** The container and the server's assembly, which know every service: no domain reaches back into them. */
 const ASSEMBLY = ['services.js', 'server.js', 'main.js'];
+/** The hook-run contract shared by the record layer, the webhooks and the hook runtime (src/hooks/run-contract.ts). */
+const CONTRACT = 'hooks/run-contract.ts';
 
 interface Import {
   /** As written for a package (`fastify`), else src/-relative as written (`platform/errors.js`). */
@@ -27,11 +29,26 @@ interface Import {
 
 const parsed = new Map<string, Import[]>();
 
-/** The imports and re-exports of one source file, dynamic `import()` included, read by the TypeScript parser. */
+/** One source file as the TypeScript parser reads it; `text` instead of the file's own. */
+function parse(file: string, text = readFileSync(file, 'utf8')): ts.SourceFile {
+  return ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+}
+
+/** The imports and re-exports of one source file, read by the TypeScript parser. */
 function importsOf(file: string): Import[] {
   const known = parsed.get(file);
   if (known) return known;
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false, file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const found = importsIn(parse(file));
+  parsed.set(file, found);
+  return found;
+}
+
+/**
+ * The imports and re-exports of a parsed file: declarations (`import type` and `export type` are
+ * type-only), dynamic `import()`, and `import('…')` in a type, which is type-only.
+ */
+function importsIn(source: ts.SourceFile): Import[] {
+  const file = source.fileName;
   const found: Import[] = [];
   const add = (specifier: string, typeOnly: boolean) => {
     const local = specifier.startsWith('.');
@@ -41,11 +58,30 @@ function importsOf(file: string): Import[] {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) add(node.moduleSpecifier.text, node.importClause?.isTypeOnly === true);
     else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) add(node.moduleSpecifier.text, node.isTypeOnly);
     else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteralLike(node.arguments[0])) add(node.arguments[0].text, false);
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) add(node.argument.literal.text, true);
     ts.forEachChild(node, visit);
   };
   visit(source);
-  parsed.set(file, found);
   return found;
+}
+
+/**
+ * The names a file declares at its top level (types, interfaces, classes, enums, functions,
+ * variables) and the names it exports from elsewhere (`export { X } from`, `export type { X }`).
+ */
+function namesOf(file: string): { declared: string[]; reexported: string[] } {
+  const declared: string[] = [];
+  const reexported: string[] = [];
+  for (const statement of parse(file).statements) {
+    if (ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement) || ts.isClassDeclaration(statement) || ts.isEnumDeclaration(statement) || ts.isFunctionDeclaration(statement)) {
+      if (statement.name) declared.push(statement.name.text);
+    } else if (ts.isVariableStatement(statement)) {
+      for (const declaration of statement.declarationList.declarations) if (ts.isIdentifier(declaration.name)) declared.push(declaration.name.text);
+    } else if (ts.isExportDeclaration(statement) && statement.exportClause && ts.isNamedExports(statement.exportClause)) {
+      for (const element of statement.exportClause.elements) reexported.push(element.name.text);
+    }
+  }
+  return { declared, reexported };
 }
 
 /** Each source file below `folder` (relative to src/; '' for all of src/) with what it imports. */
@@ -108,6 +144,43 @@ describe('layering', () => {
           .map(({ path }) => `${file} -> ${path}`),
       ),
     );
+    expect(offending).toEqual([]);
+  });
+
+  it('sees every way a file can reach the container: value, `import type`, inline `type`, `export type`, `import()` and `import(...)` in a type', () => {
+    const file = join(SRC, 'tables', 'example.ts');
+    const forms = [
+      "import { createServices } from '../services.js';",
+      "import type { Services } from '../services.js';",
+      "import { type Services } from '../services.js';",
+      "export type { Services } from '../services.js';",
+      "const load = () => import('../services.js');",
+      "let services: import('../services.js').Services;",
+    ];
+    for (const form of forms) expect(importsIn(parse(file, form)).map(({ path }) => path), form).toEqual(['services.js']);
+  });
+
+  it('no domain file takes the container (services.ts), not even a type: each service is handed what it uses', () => {
+    const offending = DOMAINS.flatMap((domain) =>
+      importsBelow(domain).flatMap(({ file, imports }) => imports.filter(({ path, local }) => local && path === 'services.js').map(({ typeOnly }) => `${file} -> services.js${typeOnly ? ' (type)' : ''}`)),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it('the hook-run contract (HookTrigger, SaveTrigger, HookDb, ...) is declared once, in hooks/run-contract.ts, and imported from there', () => {
+    const contract = namesOf(join(SRC, CONTRACT)).declared;
+    expect(contract).toEqual(expect.arrayContaining(['HookTrigger', 'SaveTrigger', 'HookDb', 'HookUser', 'HookRequest', 'HookInvocation', 'HookResult', 'HookRunner']));
+    // Types of hooks/ only: the record layer and the runtime import it, it imports neither.
+    expect(importsOf(join(SRC, CONTRACT)).filter(({ path, local, typeOnly }) => !local || !typeOnly || topFolder(path) !== 'hooks')).toEqual([]);
+    const offending = importsBelow('')
+      .filter(({ file }) => file !== CONTRACT)
+      .flatMap(({ file }) => {
+        const { declared, reexported } = namesOf(join(SRC, file));
+        return [
+          ...declared.filter((name) => contract.includes(name)).map((name) => `${file} declares ${name}`),
+          ...reexported.filter((name) => contract.includes(name)).map((name) => `${file} re-exports ${name}`),
+        ];
+      });
     expect(offending).toEqual([]);
   });
 

@@ -48,33 +48,43 @@ export interface Services {
   readonly readCache: ReadCache<unknown>;
 }
 
+/**
+ * Builds each service once, a service's dependencies before it, and hands each only what it uses
+ * (a port such as the record layer's SaveHooks), never the container. What is read lazily is read
+ * on first use, not at start (the feature schema).
+ */
 export function createServices(ctx: PlatformContext): Services {
+  const graphql = new GraphQLSchemaProvider(ctx);
+  const featureSchema = () => graphql.featureSchema();
+  const features = new FeatureService(ctx, featureSchema);
   const access = new AccessService(ctx, {
-    needs: (featureRef) => services.features.dataNeeds(featureRef),
+    needs: (featureRef) => features.dataNeeds(featureRef),
     grant: grantNeededAccess,
   });
   const integrations = new IntegrationService(ctx);
   const application = new ApplicationService(ctx);
-  const services: Services = {
+  const hooks = new HookService(ctx);
+  const hookRuntime = new HookRuntime(ctx);
+  const records = new RecordService(ctx, { hooks, runner: hookRuntime });
+  return {
     ctx,
     access,
     auth: new Authenticator(ctx, access, integrations),
     application,
     appPage: new AppPageService(ctx, application),
-    features: new FeatureService(ctx, () => services.graphql.featureSchema()),
-    hooks: new HookService(ctx),
+    features,
+    hooks,
     keys: new KeyService(ctx),
     integrations,
-    tables: new TableService(ctx, () => services.graphql.featureSchema()),
-    records: new RecordService(ctx, () => services),
+    tables: new TableService(ctx, featureSchema),
+    records,
     menus: new MenuService(ctx),
     envVars: new EnvVarService(ctx),
-    hookRuntime: new HookRuntime(ctx),
+    hookRuntime,
     audit: new McpAuditService(ctx),
     auditLog: new McpAuditBatcher(ctx.db),
-    graphql: new GraphQLSchemaProvider(ctx),
+    graphql,
     readCache: new ReadCache(ctx.changes),
-    webhooks: new WebhookDispatcher(ctx, () => services),
+    webhooks: new WebhookDispatcher(ctx, { hooks, hookDb: (principal) => records.hookDb(principal), runner: hookRuntime }),
   };
-  return services;
 }

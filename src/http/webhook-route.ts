@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { HookRequest } from '../hooks/run-contract.js';
 import { TrellisError } from '../platform/errors.js';
-import type { HookRequest } from '../runtime/service.js';
 import { WEBHOOK_FIXED_HEADERS, WITHHELD_HEADERS, mediaTypeOf, parseWebhookBody, queryOf, webhookReply } from '../runtime/webhooks.js';
 import type { Services } from '../services.js';
 

@@ -1,23 +1,9 @@
+import type { HookDb, HookInvocation, HookRequest } from '../hooks/run-contract.js';
 import { TrellisError } from '../platform/errors.js';
 import { EgressError, guardedFetch, type EgressLimits, type EgressPolicy } from './egress.js';
 import { shown } from './guest-library.js';
 import type { RemoteMember, SandboxPoolGlobals } from './sandbox-pool.js';
 import { Unserialisable, WithBody } from './sandbox-types.js';
-import type { HookRequest } from './service.js';
-
-/**
- * Record access for the application's tables, implemented by the record layer with the rights
- * of the hook. Arguments arrive as the hook passed them (JSON values): validate them. Results must
- * be JSON-serialisable. Throw a TrellisError to give the hook a message; other errors reach the
- * hook as `db.<operation> failed`.
- */
-export interface HookDb {
-  find(table: string, filter?: unknown, options?: unknown): Promise<unknown>;
-  get(table: string, _id: string): Promise<unknown>;
-  create(table: string, data: unknown): Promise<unknown>;
-  update(table: string, _id: string, data: unknown): Promise<unknown>;
-  delete(table: string, _id: string): Promise<unknown>;
-}
 
 /**
  * What one run grants. A value left undefined is not given to the code at all: the runtime leaves
@@ -28,7 +14,7 @@ export interface Grants {
   headers?: Record<string, string>;
   /** Webhooks: the request as received; null for save hooks. */
   request?: HookRequest | null;
-  user?: { _id: string; email?: string; role?: string } | null;
+  user?: HookInvocation['user'];
   env?: Record<string, string>;
   /** Whether the code gets `fetch`: only code that names it (see `namesCapability`). */
   fetch: boolean;

@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import { Unserialisable, type HostMember, type HookResponse } from './sandbox-types.js';
+import type { HookResponse } from '../hooks/run-contract.js';
+import { Unserialisable, type HostMember } from './sandbox-types.js';
 
 export const CONSOLE_MAX_LINES = 100;
 export const CONSOLE_MAX_CHARS = 500;

@@ -1,11 +1,11 @@
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime, VmCallResult } from 'quickjs-emscripten';
+import type { HookFailureKind } from '../hooks/run-contract.js';
 import type { CurrentRun, Intrinsics, SandboxSlot } from './sandbox-slot.js';
 import {
   isHostMember,
   stoppedAt,
   Unserialisable,
   WithBody,
-  type SandboxFailureKind,
   type SandboxGlobals,
   type SandboxLimits,
   type SandboxOutcome,
@@ -278,7 +278,7 @@ export class SandboxRun implements CurrentRun {
     return text ?? { ok: false, kind: 'invalid-return', message: `${what} is not JSON-serialisable: a ${type}` };
   }
 
-  private failure(error: QuickJSHandle, kind: SandboxFailureKind = 'thrown'): Extract<SandboxOutcome, { ok: false }> {
+  private failure(error: QuickJSHandle, kind: HookFailureKind = 'thrown'): Extract<SandboxOutcome, { ok: false }> {
     if (this.stopped) {
       error.dispose();
       return this.timeout();

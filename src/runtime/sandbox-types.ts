@@ -1,5 +1,7 @@
 /** What a sandboxed run is given and what it answers, shared by the engine, its worker and the pool. */
 
+import type { HookFailureKind, HookResponse } from '../hooks/run-contract.js';
+
 /** Limits of one run. */
 export interface SandboxLimits {
   /** Time spent executing guest code (awaited host calls excluded). */
@@ -48,19 +50,9 @@ export class WithBody {
   ) {}
 }
 
-export type SandboxFailureKind = 'thrown' | 'timeout' | 'memory' | 'syntax' | 'invalid-return';
-
-/** A webhook answer chosen by the code with `respond(status, body, headers)`. */
-export interface HookResponse {
-  status: number;
-  /** Lower-case names. */
-  headers: Record<string, string>;
-  body: unknown;
-}
-
 export type SandboxOutcome =
   | { ok: true; value: unknown; instance: unknown; response?: HookResponse }
-  | { ok: false; kind: SandboxFailureKind; message: string };
+  | { ok: false; kind: HookFailureKind; message: string };
 
 /** The outcome of a run stopped at one of its limits, worded the same wherever it was stopped (engine, worker or watchdog). */
 export function stoppedAt(limit: 'cpu' | 'wall' | 'memory', limits: SandboxLimits): Extract<SandboxOutcome, { ok: false }> {

@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../test/helpers/server.js';
 import { systemPrincipal } from '../access/permissions.js';
 import type { Config } from '../config.js';
+import type { HookDb, HookInvocation, HookResult } from '../hooks/run-contract.js';
 import { TrellisError } from '../platform/errors.js';
-import { HookRuntime, type HookDb, type HookInvocation, type HookResult } from './service.js';
+import { HookRuntime } from './service.js';
 
 let server: TestServer;
 let runtime: HookRuntime;

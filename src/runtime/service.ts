@@ -1,57 +1,14 @@
 import { decryptEnvironment } from '../envvars/service.js';
 import { namesCapability } from '../hooks/code-validation.js';
+import type { HookCode, HookInvocation, HookResult, HookRunner } from '../hooks/run-contract.js';
 import type { PlatformContext } from '../platform/context.js';
 import { ReadCache } from '../platform/read-cache.js';
-import { HookCapabilities, redact, redactable, type Grants, type HookDb } from './capabilities.js';
+import { HookCapabilities, redact, redactable, type Grants } from './capabilities.js';
 import { DEFAULT_EGRESS_LIMITS, EgressPolicy, type EgressLimits } from './egress.js';
 import { unsendableResponse } from './guest-library.js';
 import { HookRunLog, runDetail, type HookRunRecord } from './run-log.js';
-import type { HookResponse, SandboxFailureKind, SandboxOutcome } from './sandbox-types.js';
+import type { SandboxOutcome } from './sandbox-types.js';
 import { DEFAULT_SANDBOX_POOL, SandboxPool } from './sandbox-pool.js';
-
-export type { HookDb } from './capabilities.js';
-
-export type HookTrigger = 'beforeSave' | 'afterSave' | 'webHook';
-
-export interface HookInvocation {
-  hook: { _id: string; name: string; type: string; content: string; contentSha256: string };
-  trigger: HookTrigger;
-  /** JSON-serialisable: the record (save hooks) or the request body (webhooks). */
-  instance: unknown;
-  /** Webhooks: the request headers, lower-case names. */
-  headers?: Record<string, string>;
-  /** Webhooks: the request as received, the code's `request`. */
-  request?: HookRequest;
-  /** The author of the operation, visible to the code as `user`. */
-  user?: { _id: string; email?: string; role?: string; via?: string } | null;
-  /** Record access for the app's tables; without it the code has no `db`. */
-  db?: HookDb;
-  /** The HTTP request that caused the run, recorded in the run log. */
-  requestId?: string;
-  /** A test run from the designer (builder GraphQL `testWebhook`): the run log says so in its trigger. */
-  testRun?: boolean;
-}
-
-export type HookFailureKind = SandboxFailureKind;
-
-/** What a webhook's code sees of its request as `request`; null for save hooks. */
-export interface HookRequest {
-  method: string;
-  /** The path and query string as received, e.g. `/api/webhook/pay-confirm?attempt=2`. */
-  url: string;
-  /** The query string's parameters; a repeated name gives an array. */
-  query: Record<string, string | string[]>;
-  /** Lower-case names (the cookie header withheld). */
-  headers: Record<string, string>;
-  /** The body exactly as received, as UTF-8 text ('' without a body): what providers sign. */
-  rawBody: string;
-  /** The media type of the body without parameters, e.g. `application/json`; '' without one. */
-  contentType: string;
-}
-
-export type HookResult =
-  | { ok: true; value: unknown; instance: unknown; durationMs: number; response?: HookResponse }
-  | { ok: false; error: { message: string; kind: HookFailureKind }; durationMs: number };
 
 export const ERROR_MESSAGE_MAX_CHARS = 500;
 /** QuickJS's stack limit: 1 MB would exhaust Node's own ~1 MB stack first (docs/decisions.md D9). */
@@ -63,7 +20,7 @@ export const HOOK_STACK_BYTES = 256 * 1024;
  * the latest of each hook; see HookRunLog). Environment values are read once and kept until the
  * next configuration change.
  */
-export class HookRuntime {
+export class HookRuntime implements HookRunner {
   private readonly sandbox: SandboxPool;
   private readonly egress: EgressPolicy;
   private readonly runLog: HookRunLog;
@@ -159,7 +116,7 @@ const NAMED_CACHE_ENTRIES = 512;
 const namedCache = new Map<string, ReadonlySet<string>>();
 
 /** The capabilities a hook's code names, found once per version of its code (a scan of up to 200 KB per name). */
-function namedIn(hook: HookInvocation['hook']): ReadonlySet<string> {
+function namedIn(hook: HookCode): ReadonlySet<string> {
   let named = namedCache.get(hook.contentSha256);
   if (!named) {
     named = new Set(CAPABILITIES.filter((name) => namesCapability(hook.content, name)));

@@ -1,5 +1,6 @@
 import { requirePermission, systemPrincipal, webhookPrincipal, type Principal } from '../access/permissions.js';
 import { decryptEnvironment } from '../envvars/service.js';
+import type { HookDb, HookFailureKind, HookRequest, HookResponse, HookRunner } from '../hooks/run-contract.js';
 import { testWebhookInput, type TestWebhookInput } from '../hooks/schema.js';
 import type { Hook, HookService } from '../hooks/service.js';
 import { webhookSignature } from '../hooks/webhook-signing.js';
@@ -9,15 +10,15 @@ import { parseJsonText } from '../platform/json.js';
 import { WindowLimiter } from '../platform/limits.js';
 import { ReadCache } from '../platform/read-cache.js';
 import { parseInput } from '../platform/validation.js';
-import type { RecordService } from '../tables/records.js';
-import type { HookResponse } from './sandbox-types.js';
-import type { HookFailureKind, HookRequest, HookRuntime } from './service.js';
 
-/** What the dispatcher needs from the other services. */
+/** What the dispatcher is handed of the other services (built in services.ts). */
 export interface WebhookDependencies {
-  readonly hooks: HookService;
-  readonly records: RecordService;
-  readonly hookRuntime: HookRuntime;
+  /** To find a webhook by name or `_id`. */
+  readonly hooks: Pick<HookService, 'getHook' | 'listHooks'>;
+  /** The `db` capability of a webhook's run, with the webhook's rights (RecordService.hookDb). */
+  readonly hookDb: (principal: Principal) => HookDb;
+  /** Runs the webhook's code (HookRuntime). */
+  readonly runner: HookRunner;
 }
 
 /** One inbound call: the parsed body (null without one), the request headers and the request as received. */
@@ -107,10 +108,9 @@ export class WebhookDispatcher {
   private readonly probes: WindowLimiter;
   private readonly byName: ReadCache<Map<string, Hook>>;
 
-  /** `dependencies` gives the other services once they are all built. */
   constructor(
     private readonly ctx: PlatformContext,
-    private readonly dependencies: () => WebhookDependencies,
+    private readonly dependencies: WebhookDependencies,
   ) {
     const { config } = ctx;
     this.calls = new WindowLimiter(config.webhookRateLimit, 60_000, 'webhook', ctx.metrics.rateLimited);
@@ -147,7 +147,7 @@ export class WebhookDispatcher {
   async testRun(principal: Principal, input: TestWebhookInput): Promise<WebhookTestAnswer> {
     const data = parseInput(testWebhookInput, input);
     requirePermission(principal, data.signWith ? 'hooks:write' : 'config:read');
-    const hook = await this.dependencies().hooks.getHook(principal, data._id);
+    const hook = await this.dependencies.hooks.getHook(principal, data._id);
     if (hook.type !== 'webHook') throw badInput(`_id: '${hook.name}' is a ${hook.type} hook: only webhooks have a test run`, { field: '_id' });
     const headers = testHeaders(data.headers, data.contentType);
     if (data.signWith) {
@@ -175,16 +175,16 @@ export class WebhookDispatcher {
 
   private async run(hook: Hook, call: WebhookCall, testRun: boolean): Promise<WebhookAnswer> {
     this.calls.hit(APPLICATION_KEY);
-    const { hookRuntime, records } = this.dependencies();
-    await hookRuntime.prepare();
-    const result = await hookRuntime.run({
+    const { runner, hookDb } = this.dependencies;
+    await runner.prepare();
+    const result = await runner.run({
       hook,
       trigger: 'webHook',
       instance: call.body,
       headers: call.headers,
       request: call.request,
       user: null,
-      db: records.hookDb({ ...webhookPrincipal(hook.name), requestId: call.requestId }),
+      db: hookDb({ ...webhookPrincipal(hook.name), requestId: call.requestId }),
       requestId: call.requestId,
       testRun,
     });
@@ -205,7 +205,7 @@ export class WebhookDispatcher {
   }
 
   private async loadWebhooks(): Promise<Map<string, Hook>> {
-    const hooks = await this.dependencies().hooks.listHooks(systemPrincipal(), { type: 'webHook' });
+    const hooks = await this.dependencies.hooks.listHooks(systemPrincipal(), { type: 'webHook' });
     return new Map(hooks.map((hook) => [hook.name.toLowerCase(), hook]));
   }
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Principal } from '../access/permissions.js';
+import type { HookDb } from '../hooks/run-contract.js';
 import type { PlatformContext } from '../platform/context.js';
 import { newId } from '../platform/crypto.js';
 import type { Db } from '../platform/db/index.js';
@@ -28,9 +29,8 @@ import {
   NO_HOOKS,
   SavePipeline,
   updatesUnlocked,
-  type HookDb,
-  type RecordServiceDependencies,
   type SaveContext,
+  type SaveHooks,
 } from './save-pipeline.js';
 
 // src/graphql/schema-provider.ts reads the tables from here.
@@ -69,15 +69,16 @@ export class RecordService {
   private readonly saves: SavePipeline;
   private readonly rules: ReadCache<Map<string, TableAccessRules>>;
 
+  /** @param saveHooks the hooks and the runner of save hooks (services.ts builds it from HookService and HookRuntime). */
   constructor(
     private readonly ctx: PlatformContext,
-    dependencies: () => RecordServiceDependencies,
+    saveHooks: SaveHooks,
   ) {
     ctx.changes.on('config', () => {
       this.generation += 1;
     });
     this.tables = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
-    this.saves = new SavePipeline(ctx, dependencies, (principal, db) => this.hookDb(principal, db));
+    this.saves = new SavePipeline(ctx, saveHooks, (principal, db) => this.hookDb(principal, db));
     this.rules = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
   }
 
@@ -141,10 +142,11 @@ export class RecordService {
   }
 
   /**
-   * The `db` capability handed to hook code. Its writes run no hooks (a hook cannot trigger
-   * itself or another hook) and, given `db`, join that transaction.
+   * The `db` capability handed to hook code: a HookDb (hooks/run-contract.ts) whose results keep
+   * the record layer's types. Its writes run no hooks (a hook cannot trigger itself or another
+   * hook) and, given `db`, join that transaction.
    */
-  hookDb(author: Principal, db: Db = this.ctx.db): HookDb {
+  hookDb(author: Principal, db: Db = this.ctx.db) {
     // Hook code is the application's own: its `db` reaches every record, whoever the author is.
     const principal: Principal = author.dataRoles?.length ? { ...author, dataRoles: [] } : author;
     return {
@@ -153,7 +155,7 @@ export class RecordService {
       create: (table, data) => this.createRecord(principal, table, data, { db, runHooks: false }),
       update: (table, id, data) => this.updateRecord(principal, table, id, data, { db, runHooks: false }),
       delete: (table, id) => this.delete(principal, table, id, { db }),
-    };
+    } satisfies HookDb;
   }
 
   private async createRecord(principal: Principal, tableName: string, data: unknown, options: WriteOptions): Promise<RecordOutput> {

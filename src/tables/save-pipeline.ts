@@ -1,67 +1,25 @@
 import { systemPrincipal, type Principal } from '../access/permissions.js';
 import { namesCapability } from '../hooks/code-validation.js';
+import type { HookDb, HookRunner, HookRunRequest, HookUser } from '../hooks/run-contract.js';
 import type { Hook, HookService } from '../hooks/service.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';
 import { TrellisError, badInput } from '../platform/errors.js';
 import { ReadCache } from '../platform/read-cache.js';
 import { rolledBack } from './record-sql.js';
-import { isSystemField, validateRecordData, type RecordOutput, type RecordPage, type RecordTable, type RecordValues } from './record-schema.js';
+import { isSystemField, validateRecordData, type RecordOutput, type RecordTable, type RecordValues } from './record-schema.js';
 
 /**
- * The `db` capability of hook code: the application's tables by name, with the hook's rights.
- * Arguments come from hook code as JSON values and are validated like any other input.
+ * What the record layer is handed of the hooks (built in services.ts): the hooks, to find each
+ * table's save hooks, and a runner for save hooks.
  */
-export interface HookDb {
-  /** `filter` as in record-query.ts; `options` holds `sort`, `limit` and `offset`. */
-  find(table: string, filter?: unknown, options?: unknown): Promise<RecordPage>;
-  get(table: string, _id: string): Promise<RecordOutput | null>;
-  create(table: string, data: Record<string, unknown>): Promise<RecordOutput>;
-  update(table: string, _id: string, data: Record<string, unknown>): Promise<RecordOutput>;
-  delete(table: string, _id: string): Promise<boolean>;
-}
-
-export type SaveTrigger = 'beforeSave' | 'afterSave';
-
-/** The user a save is made for, as hooks see it. */
-export interface HookUser {
-  _id: string;
-  email: string;
-  /** The name of the user's role: a hook refuses a save to a role by it. */
-  role: string;
-  /** The integration key's name when an integration acts for the user (`x-userid`). */
-  via?: string;
-}
-
-/** One run of hook code, as the hook runtime takes it. */
-export interface HookRunRequest {
-  hook: Hook;
-  trigger: SaveTrigger;
-  instance: Record<string, unknown>;
-  user?: HookUser | null;
-  db?: HookDb;
-  requestId?: string;
-}
-
-export type HookRunResult =
-  | { ok: true; value: unknown; instance: unknown; durationMs: number }
-  | { ok: false; error: { message: string; kind: string }; durationMs: number };
-
-/** Runs hook code in the sandbox; `run` never throws (a failure is `ok: false`). */
-export interface HookRunner {
-  /** Loads what a run needs from the database; called before a transaction in which hooks run. */
-  prepare(): Promise<void>;
-  run(request: HookRunRequest): Promise<HookRunResult>;
-}
-
-/** What the record layer needs from the other services, resolved when a save runs. */
-export interface RecordServiceDependencies {
-  readonly hooks: HookService;
-  readonly hookRuntime: HookRunner;
+export interface SaveHooks {
+  readonly hooks: Pick<HookService, 'listHooks'>;
+  readonly runner: HookRunner<HookRunRequest>;
 }
 
 /** The save hooks of a table. */
-export interface SaveHooks {
+export interface TableSaveHooks {
   beforeSave: Hook[];
   afterSave: Hook[];
   /** A beforeSave hook names `db`: it gets it, and its writes must share the record's transaction. */
@@ -69,7 +27,7 @@ export interface SaveHooks {
 }
 
 /** The save hooks of a write and who they run for. */
-export interface SaveContext extends SaveHooks {
+export interface SaveContext extends TableSaveHooks {
   user: HookUser | null;
 }
 
@@ -83,15 +41,16 @@ export const NO_HOOKS: SaveContext = { beforeSave: [], afterSave: [], beforeSave
 export class SavePipeline {
   /** Per record id, the end of its afterSave hooks started so far. */
   private readonly afterSaveChains = new Map<string, Promise<void>>();
-  private readonly hooks: ReadCache<Map<string, SaveHooks>>;
+  private readonly hooks: ReadCache<Map<string, TableSaveHooks>>;
 
   /**
+   * @param saveHooks the hooks and the runner of save hooks, handed to RecordService in services.ts.
    * @param hookDb the `db` capability handed to hook code for `principal`, joining `db` when given
    *   (RecordService.hookDb).
    */
   constructor(
     private readonly ctx: PlatformContext,
-    private readonly dependencies: () => RecordServiceDependencies,
+    private readonly saveHooks: SaveHooks,
     private readonly hookDb: (principal: Principal, db?: Db) => HookDb,
   ) {
     this.hooks = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
@@ -103,9 +62,9 @@ export class SavePipeline {
    * outside the transaction would wait for it).
    */
   async context(principal: Principal, tableId: string): Promise<SaveContext> {
-    const hooks = await this.saveHooks(tableId);
+    const hooks = await this.tableHooks(tableId);
     if (!hooks.beforeSave.length && !hooks.afterSave.length) return NO_HOOKS;
-    if (hooks.beforeSave.length) await this.dependencies().hookRuntime.prepare();
+    if (hooks.beforeSave.length) await this.saveHooks.runner.prepare();
     return { ...hooks, user: await this.author(principal) };
   }
 
@@ -116,11 +75,11 @@ export class SavePipeline {
   async beforeSave(principal: Principal, table: RecordTable, hooks: SaveContext, instance: Record<string, unknown>, trx: Db): Promise<RecordValues> {
     const { _id, ...values } = instance;
     if (!hooks.beforeSave.length) return values;
-    const runtime = this.dependencies().hookRuntime;
+    const { runner } = this.saveHooks;
     const db = hooks.beforeSaveWrites ? this.hookDb(principal, trx) : undefined;
     let current: Record<string, unknown> = instance;
     for (const hook of hooks.beforeSave) {
-      const result = await runtime.run({ hook, trigger: 'beforeSave', instance: current, user: hooks.user, db, requestId: principal.requestId });
+      const result = await runner.run({ hook, trigger: 'beforeSave', instance: current, user: hooks.user, db, requestId: principal.requestId });
       if (!result.ok) throw badInput(result.error.message, { hook: hook.name, kind: result.error.kind });
       current = hookInstance(hook, result.instance);
     }
@@ -134,14 +93,14 @@ export class SavePipeline {
    */
   afterSave(principal: Principal, hooks: SaveContext, record: RecordOutput): void {
     if (!hooks.afterSave.length) return;
-    const runtime = this.dependencies().hookRuntime;
+    const { runner } = this.saveHooks;
     const db = this.hookDb(principal);
     const key = String(record._id);
     const previous = this.afterSaveChains.get(key) ?? Promise.resolve();
     const chain = previous
       .then(async () => {
         for (const hook of hooks.afterSave) {
-          await runtime.run({ hook, trigger: 'afterSave', instance: { ...record }, user: hooks.user, db, requestId: principal.requestId });
+          await runner.run({ hook, trigger: 'afterSave', instance: { ...record }, user: hooks.user, db, requestId: principal.requestId });
         }
       })
       .catch((error: unknown) => this.ctx.logger.error({ err: error }, 'afterSave hooks failed'))
@@ -166,8 +125,8 @@ export class SavePipeline {
   }
 
   /** The save hooks of a table, from a cache kept until the next configuration change. */
-  private async saveHooks(tableId: string): Promise<SaveHooks> {
-    return (await this.hooks.load('all', () => loadSaveHooks(this.dependencies().hooks))).get(tableId) ?? NO_HOOKS;
+  private async tableHooks(tableId: string): Promise<TableSaveHooks> {
+    return (await this.hooks.load('all', () => loadSaveHooks(this.saveHooks.hooks))).get(tableId) ?? NO_HOOKS;
   }
 }
 
@@ -183,7 +142,7 @@ export function inTransaction<T>(executor: Db, scratch: boolean | undefined, ato
 }
 
 /** Whether updates of `table` run its beforeSave hooks without a transaction (RecordService.updateUnlocked). */
-export function updatesUnlocked(table: RecordTable, hooks: SaveHooks): boolean {
+export function updatesUnlocked(table: RecordTable, hooks: TableSaveHooks): boolean {
   return hooks.beforeSave.length > 0 && !hooks.beforeSaveWrites && !table.fields.some((field) => field.reference);
 }
 
@@ -192,8 +151,8 @@ export function hasReferences(table: RecordTable, values: RecordValues): boolean
   return table.fields.some((field) => field.reference && values[field.name] !== null && values[field.name] !== undefined);
 }
 
-async function loadSaveHooks(hooks: HookService): Promise<Map<string, SaveHooks>> {
-  const byTable = new Map<string, SaveHooks>();
+async function loadSaveHooks(hooks: SaveHooks['hooks']): Promise<Map<string, TableSaveHooks>> {
+  const byTable = new Map<string, TableSaveHooks>();
   for (const hook of await hooks.listHooks(systemPrincipal())) {
     if (!hook.tableId || (hook.type !== 'beforeSave' && hook.type !== 'afterSave')) continue;
     const entry = byTable.get(hook.tableId) ?? { beforeSave: [], afterSave: [], beforeSaveWrites: false };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HookResult } from '../../src/runtime/service.js';
+import type { HookResult } from '../../src/hooks/run-contract.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
