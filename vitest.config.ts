@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/helpers/sequencer.js';
 
 /**
  * Files that do not depend on the database mode: the sandbox's unit tests and the browser tests
@@ -46,5 +47,6 @@ export default defineConfig({
     // file cost ~0.8 s of CPU each (import 99 s of a 470 s run) and made every server start cold.
     // Test files share no state but what they start themselves (servers, browsers, databases).
     isolate: false,
+    sequence: { sequencer: LongestFirstSequencer },
   },
 });

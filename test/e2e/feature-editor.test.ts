@@ -232,6 +232,9 @@ describe('the feature editor', () => {
     await replaceCode(page, "import { Card } from '@trellis/ui';\n\nexport default function P() {\n  const { data } = ");
     await page.keyboard.type('useQ');
     await useQueryOption.and(page.locator('[aria-selected="true"]')).waitFor();
+    // CodeMirror ignores keys pressed within its interactionDelay (75 ms) of the list opening: an
+    // Enter sent at once on a busy machine was typed as a new line.
+    await page.waitForTimeout(150);
     await page.keyboard.press('Enter');
     await completions.waitFor({ state: 'detached' });
     await expect.poll(() => editorLines(page)).toEqual(["import { Card } from '@trellis/ui';", "import { useQuery } from '@trellis/runtime';", '', 'export default function P() {', '  const { data } = useQuery']);

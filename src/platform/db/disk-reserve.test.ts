@@ -58,16 +58,21 @@ describe('diskReserveCheck', () => {
 
   it('reads the free space at most every 100 ms, and writes again once space is freed', () => {
     vi.useFakeTimers({ toFake: ['performance'] });
-    let free = 10 * MB;
-    const freeBytes = vi.fn(() => free);
-    const check = diskReserveCheck(freeBytes, 20 * MB);
-    expect(() => check(WRITES[0]!)).toThrow(TrellisError);
-    free = 30 * MB;
-    expect(() => check(WRITES[0]!)).toThrow(TrellisError);
-    expect(freeBytes).toHaveBeenCalledTimes(1);
-    vi.advanceTimersByTime(100);
-    expect(() => check(WRITES[0]!)).not.toThrow();
-    expect(freeBytes).toHaveBeenCalledTimes(2);
+    try {
+      let free = 10 * MB;
+      const freeBytes = vi.fn(() => free);
+      const check = diskReserveCheck(freeBytes, 20 * MB);
+      expect(() => check(WRITES[0]!)).toThrow(TrellisError);
+      free = 30 * MB;
+      expect(() => check(WRITES[0]!)).toThrow(TrellisError);
+      expect(freeBytes).toHaveBeenCalledTimes(1);
+      vi.advanceTimersByTime(100);
+      expect(() => check(WRITES[0]!)).not.toThrow();
+      expect(freeBytes).toHaveBeenCalledTimes(2);
+    } finally {
+      // The worker's next test files share this module graph (isolate: false, D45).
+      vi.useRealTimers();
+    }
   });
 
   it('lets writes through when the free space cannot be read', () => {
