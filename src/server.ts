@@ -194,8 +194,7 @@ async function buildHttpServer(services: Services, logger: Logger, cliToken: str
     const trellis = fromFastifyError(error);
     // A webhook whose code fails is the hook author's failure, recorded in hook_runs, not the server's.
     if (trellis.status >= 500 && trellis.code !== 'HOOK_FAILED') request.log.error({ err: error }, 'request failed');
-    const retryAfter = trellis.details?.retryAfter;
-    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+    if (trellis.retryAfter !== undefined) reply.header('retry-after', String(trellis.retryAfter));
     return reply.status(trellis.status).send(errorBody(trellis));
   });
   app.setNotFoundHandler((request, reply) =>

@@ -200,8 +200,7 @@ function sendRequestErrors(reply: FastifyReply, responseType: ResponseType, erro
  */
 function sendGraphQLError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const trellis = fromFastifyError(error);
-  const retryAfter = trellis.details?.retryAfter;
-  if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+  if (trellis.retryAfter !== undefined) reply.header('retry-after', String(trellis.retryAfter));
   if (trellis.status === 401) reply.header('www-authenticate', 'Bearer');
   reply.type(responseTypeFor(request.headers.accept) === GRAPHQL_RESPONSE_TYPE ? GRAPHQL_RESPONSE_TYPE_HEADER : JSON_TYPE_HEADER);
   return reply.status(trellis.status).send({

@@ -46,8 +46,8 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
       const answer = jsonRpcRequestError(error);
       if (answer.status >= 500) request.log.error({ err: error }, 'MCP request failed');
       // A database that is down (503) or a limit (429) says when to try again, as the REST endpoints do.
-      const retryAfter = (error instanceof TrellisError ? error : toTrellisError(error)).details?.retryAfter;
-      if (typeof retryAfter === 'number' && !reply.hasHeader('retry-after')) reply.header('retry-after', String(retryAfter));
+      const { retryAfter } = error instanceof TrellisError ? error : toTrellisError(error);
+      if (retryAfter !== undefined && !reply.hasHeader('retry-after')) reply.header('retry-after', String(retryAfter));
       return reply.status(answer.status).send(jsonRpcError(null, answer.code, answer.message));
     });
     scope.route({
@@ -65,8 +65,7 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
         return await handle(request, reply);
       } catch (error) {
         if (!(error instanceof TrellisError) || error.status >= 500) throw error;
-        const retryAfter = error.details?.retryAfter;
-        if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter));
+        if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
         return reply.status(error.status).send(jsonRpcError(idOf(request.body), -32000, error.message));
       }
     });

@@ -137,7 +137,7 @@ export function missingScopeMessage(tool: ToolDefinition): string {
 }
 
 function describeError(error: TrellisError): string {
-  const fields = (error.details?.issues as Array<{ field: string; message: string }> | undefined)?.map((i) => `${i.field}: ${i.message}`);
+  const fields = error.details?.issues?.map((i) => `${i.field}: ${i.message}`);
   const detail = fields?.length ? '' : detailSuffix(error.details);
   return `${error.code}: ${error.message}${detail}`;
 }

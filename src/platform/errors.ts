@@ -6,15 +6,41 @@
 export class TrellisError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  readonly details: Record<string, unknown> | undefined;
+  readonly details: ErrorDetails | undefined;
 
-  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails) {
     super(message);
     this.name = 'TrellisError';
     this.code = code;
     this.status = STATUS_BY_CODE[code];
     this.details = details;
   }
+
+  /** Seconds after which trying again can succeed (RATE_LIMITED, UNAVAILABLE): the `Retry-After` header. */
+  get retryAfter(): number | undefined {
+    const seconds = this.details?.retryAfter;
+    return typeof seconds === 'number' ? seconds : undefined;
+  }
+}
+
+/** One input path that failed validation, and why. */
+export interface InputIssue {
+  readonly field: string;
+  readonly message: string;
+}
+
+/**
+ * What an error's `details` say. The keys adapters act on are typed here, with the codes that carry
+ * them; any other key is a hint passed on to the caller as it is (`resource`, `hook`, `limit`...).
+ */
+export interface ErrorDetails {
+  /** RATE_LIMITED, UNAVAILABLE: seconds before a retry can succeed. */
+  readonly retryAfter?: number;
+  /** BAD_INPUT: every input path that failed, and why. */
+  readonly issues?: readonly InputIssue[];
+  /** BAD_INPUT, CONFLICT: the one field at fault. */
+  readonly field?: string;
+  readonly [hint: string]: unknown;
 }
 
 const STATUS_BY_CODE = {
@@ -35,13 +61,13 @@ const STATUS_BY_CODE = {
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
 
-export const badInput = (message: string, details?: Record<string, unknown>) =>
+export const badInput = (message: string, details?: ErrorDetails) =>
   new TrellisError('BAD_INPUT', message, details);
 export const notFound = (what: string, id: string) =>
   new TrellisError('NOT_FOUND', `${what} '${id}' does not exist`, { resource: what, _id: id });
-export const conflict = (message: string, details?: Record<string, unknown>) =>
+export const conflict = (message: string, details?: ErrorDetails) =>
   new TrellisError('CONFLICT', message, details);
-export const forbidden = (message: string, details?: Record<string, unknown>) =>
+export const forbidden = (message: string, details?: ErrorDetails) =>
   new TrellisError('FORBIDDEN', message, details);
 /** Every authentication failure looks the same: no hint which part was wrong. */
 export const unauthenticated = () => new TrellisError('UNAUTHENTICATED', 'Authentication required or invalid');

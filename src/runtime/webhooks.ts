@@ -229,10 +229,10 @@ export function webhookReply(answer: WebhookAnswer): WebhookReply {
 
 /** A failure as the webhook URL answers it (the REST error body). */
 function errorReply(error: TrellisError): WebhookReply {
-  const retryAfter = error.details?.retryAfter;
+  const { retryAfter } = error;
   return {
     status: error.status,
-    headers: { 'content-type': JSON_TYPE, ...(typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {}) },
+    headers: { 'content-type': JSON_TYPE, ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}) },
     body: JSON.stringify(errorBody(error)),
   };
 }
