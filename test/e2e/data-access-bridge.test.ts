@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, FrameLocator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEVELS, reaches, refusal, rules, type Action, type Level, type Region } from '../helpers/access-matrix.js';
+import { LEVELS, reaches, refusal, rules, type Action, type Level, type Region, signInMatrixPeople, type Who } from '../helpers/access-matrix.js';
 import { DESKTOP, launchBrowser } from '../helpers/browser.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -13,7 +13,6 @@ import { gqlData, graphqlClient, login, startTestServer, type TestServer } from 
  */
 
 type Gql = ReturnType<typeof graphqlClient>;
-type Who = 'clerk1' | 'clerk2' | 'owner';
 
 interface Fixture {
   id: string;
@@ -85,8 +84,8 @@ let context: BrowserContext;
 let frame: FrameLocator;
 let admin: Gql;
 let tableId: string;
-const userIds = {} as Record<Who, string>;
-const sessions = {} as Record<Who, Gql>;
+let userIds: Record<Who, string>;
+let sessions: Record<Who, Gql>;
 let fixtures: Fixture[] = [];
 /** What granting the feature to the clerk role answered. */
 let grant: { granted: unknown[]; leftNarrower: unknown[] };
@@ -131,14 +130,7 @@ async function stored(id: string): Promise<{ _id: string; title: string } | null
 beforeAll(async () => {
   [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
   admin = graphqlClient(server.url, await login(server.url));
-  userIds.owner = (await gqlData(admin, '{ me { _id } }')).me._id;
-  sessions.owner = admin;
-  await gqlData(admin, 'mutation { createRole(name: "clerk", description: "Books entries") { _id } }');
-  for (const who of ['clerk1', 'clerk2'] as const) {
-    const created = await gqlData(admin, 'mutation($e: String!) { createUser(email: $e, password: "clerk-password", role: "clerk") { _id } }', { e: `${who}@example.com` });
-    userIds[who] = created.createUser._id;
-    sessions[who] = graphqlClient(server.url, await login(server.url, `${who}@example.com`, 'clerk-password'));
-  }
+  ({ userIds, sessions } = await signInMatrixPeople(server.url, admin));
   const table = await gqlData(admin, 'mutation { createTable(name: "Ledger", fields: [{ name: "title", type: "text", required: true }, { name: "region", type: "text" }]) { _id } }');
   tableId = table.createTable._id;
   await gqlData(admin, 'mutation($code: String!) { createFeature(_id: "ledger-bridge", name: "Ledger bridge", customCode: $code, status: "published") { _id } }', { code: BRIDGE });

@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reaches, rules, type Action, type Level, type Region } from '../helpers/access-matrix.js';
+import { reaches, rules, type Action, type Level, type Region, signInMatrixPeople, type Who } from '../helpers/access-matrix.js';
 import { connectMcp, createUserKey, firstText, structuredData } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -12,7 +12,6 @@ import { waitFor } from '../helpers/wait.js';
  */
 
 type Gql = ReturnType<typeof graphqlClient>;
-type Who = 'clerk1' | 'clerk2' | 'owner';
 interface Finding {
   code: string;
   message: string;
@@ -23,8 +22,8 @@ const SET_ACCESS = 'mutation($t: ID!, $r: ID!, $a: TableAccessInput!) { setTable
 let server: TestServer;
 let admin: Gql;
 let agent: Client;
-const userIds = {} as Record<Who, string>;
-const sessions = {} as Record<Who, Gql>;
+let userIds: Record<Who, string>;
+let sessions: Record<Who, Gql>;
 
 async function setAccess(table: string, levels: Partial<Record<Action, Level>>, extra: Record<string, unknown> = {}) {
   await gqlData(admin, SET_ACCESS, { t: table, r: 'clerk', a: { ...rules(levels), ...extra } });
@@ -59,14 +58,7 @@ function dataWarnings(warnings: Finding[]): string[] {
 beforeAll(async () => {
   server = await startTestServer();
   admin = graphqlClient(server.url, await login(server.url));
-  userIds.owner = (await gqlData(admin, '{ me { _id } }')).me._id;
-  sessions.owner = admin;
-  await gqlData(admin, 'mutation { createRole(name: "clerk", description: "Books entries") { _id } }');
-  for (const who of ['clerk1', 'clerk2'] as const) {
-    const created = await gqlData(admin, 'mutation($e: String!) { createUser(email: $e, password: "clerk-password", role: "clerk") { _id } }', { e: `${who}@example.com` });
-    userIds[who] = created.createUser._id;
-    sessions[who] = graphqlClient(server.url, await login(server.url, `${who}@example.com`, 'clerk-password'));
-  }
+  ({ userIds, sessions } = await signInMatrixPeople(server.url, admin));
   const { apiKey } = await createUserKey(server, { email: 'agent@example.com', role: 'admin', scopes: ['config:read', 'features:write', 'roles:write', 'tables:write'] });
   agent = await connectMcp(server, apiKey);
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEVELS, reaches, refusal, rule, rules, type Action, type Level, type Region } from '../helpers/access-matrix.js';
+import { LEVELS, reaches, refusal, rule, rules, type Action, type Level, type Region, signInMatrixPeople, type Who } from '../helpers/access-matrix.js';
 import { connectMcp, createUserKey, firstText, structuredData } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type HttpResult, type TestServer } from '../helpers/server.js';
 
@@ -11,7 +11,6 @@ import { gqlData, graphqlClient, login, postJson, startTestServer, type HttpResu
  */
 
 type Gql = ReturnType<typeof graphqlClient>;
-type Who = 'clerk1' | 'clerk2' | 'owner';
 
 interface Fixture {
   id: string;
@@ -25,8 +24,8 @@ const SET_ACCESS = 'mutation($t: ID!, $r: ID!, $a: TableAccessInput!) { setTable
 let server: TestServer;
 let admin: Gql;
 let tableId: string;
-const userIds = {} as Record<Who, string>;
-const sessions = {} as Record<Who, Gql>;
+let userIds: Record<Who, string>;
+let sessions: Record<Who, Gql>;
 let fixtures: Fixture[] = [];
 let counter = 0;
 
@@ -85,14 +84,7 @@ function integrationClient(token: string, actingUser?: string): Gql {
 beforeAll(async () => {
   server = await startTestServer();
   admin = graphqlClient(server.url, await login(server.url));
-  userIds.owner = (await gqlData(admin, '{ me { _id } }')).me._id;
-  await gqlData(admin, 'mutation { createRole(name: "clerk", description: "Books entries") { _id } }');
-  for (const who of ['clerk1', 'clerk2'] as const) {
-    const created = await gqlData(admin, 'mutation($e: String!) { createUser(email: $e, password: "clerk-password", role: "clerk") { _id } }', { e: `${who}@example.com` });
-    userIds[who] = created.createUser._id;
-    sessions[who] = graphqlClient(server.url, await login(server.url, `${who}@example.com`, 'clerk-password'));
-  }
-  sessions.owner = admin;
+  ({ userIds, sessions } = await signInMatrixPeople(server.url, admin));
   const table = await gqlData(admin, 'mutation($f: [AppFieldInput!]) { createTable(name: "Ledger", fields: $f) { _id } }', {
     f: [
       { name: 'title', type: 'text', required: true },

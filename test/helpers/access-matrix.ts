@@ -1,3 +1,7 @@
+import { gqlData, graphqlClient, login } from './server.js';
+
+type Gql = ReturnType<typeof graphqlClient>;
+
 /**
  * The matrix of data access by role (issue 19, D32) that the GraphQL and the application page's
  * tests walk: the four levels, the four actions, the FILTER rule they use, and a reference model of
@@ -41,4 +45,23 @@ export function reaches<Who extends string>(level: Level, record: { by: Who | nu
  */
 export function refusal(action: Action, level: Level, table: string, role: string): string {
   return level === 'NONE' ? `Role '${role}' may not ${action} ${table} records` : `outside what your role may ${action}`;
+}
+
+/** Who the matrix's tests act as: the owner and two clerks of the role `clerk`. */
+export type Who = 'clerk1' | 'clerk2' | 'owner';
+
+/**
+ * Signs in the matrix's people on a server: the owner (as `admin`), and two users of a new role
+ * `clerk`. Returns each one's user id and GraphQL client.
+ */
+export async function signInMatrixPeople(url: string, admin: Gql): Promise<{ userIds: Record<Who, string>; sessions: Record<Who, Gql> }> {
+  const userIds = { owner: (await gqlData(admin, '{ me { _id } }')).me._id } as Record<Who, string>;
+  const sessions = { owner: admin } as Record<Who, Gql>;
+  await gqlData(admin, 'mutation { createRole(name: "clerk", description: "Books entries") { _id } }');
+  for (const who of ['clerk1', 'clerk2'] as const) {
+    const created = await gqlData(admin, 'mutation($e: String!) { createUser(email: $e, password: "clerk-password", role: "clerk") { _id } }', { e: `${who}@example.com` });
+    userIds[who] = created.createUser._id;
+    sessions[who] = graphqlClient(url, await login(url, `${who}@example.com`, 'clerk-password'));
+  }
+  return { userIds, sessions };
 }
