@@ -1,5 +1,6 @@
 import { forbidden, unauthenticated } from '../../platform/errors.js';
 import type { GraphQLContext, GraphQLModule } from '../module.js';
+import { argsFor } from './operation-args.js';
 
 /**
  * A builder operation needs a signed-in user. An integration token is refused with FORBIDDEN: it
@@ -83,27 +84,22 @@ export const accessModule: GraphQLModule = {
       featureRoles: (_s, args, ctx) => ctx.services.access.featureRoles(requireUser(ctx), args.featureId),
     },
     Mutation: {
-      createUser: (_s, args, ctx) => ctx.services.access.createUser(requireUser(ctx), withoutNulls(args) as never),
+      createUser: (_s, args, ctx) => ctx.services.access.createUser(requireUser(ctx), argsFor('createUser', args)),
       changeMyPassword: async (_s, args, ctx) => {
-        const session = await ctx.services.access.changeOwnPassword(requireUser(ctx), args as never);
+        const session = await ctx.services.access.changeOwnPassword(requireUser(ctx), argsFor('changeMyPassword', args));
         return { token: session.token, expiresIn: session.expires_in };
       },
-      updateUser: (_s, args, ctx) => ctx.services.access.updateUser(requireUser(ctx), withoutNulls(args) as never),
-      transferOwnership: (_s, args, ctx) => ctx.services.access.transferOwnership(requireUser(ctx), args as never),
-      createRole: (_s, args, ctx) => ctx.services.access.createRole(requireUser(ctx), withoutNulls(args) as never),
-      updateRole: (_s, args, ctx) => ctx.services.access.updateRole(requireUser(ctx), withoutNulls(args) as never),
+      updateUser: (_s, args, ctx) => ctx.services.access.updateUser(requireUser(ctx), argsFor('updateUser', args)),
+      transferOwnership: (_s, args, ctx) => ctx.services.access.transferOwnership(requireUser(ctx), argsFor('transferOwnership', args)),
+      createRole: (_s, args, ctx) => ctx.services.access.createRole(requireUser(ctx), argsFor('createRole', args)),
+      updateRole: (_s, args, ctx) => ctx.services.access.updateRole(requireUser(ctx), argsFor('updateRole', args)),
       deleteRole: (_s, args, ctx) => ctx.services.access.deleteRole(requireUser(ctx), args._id),
-      grantFeatureAccess: (_s, args, ctx) => ctx.services.access.grantFeatureAccess(requireUser(ctx), args as never),
+      grantFeatureAccess: (_s, args, ctx) => ctx.services.access.grantFeatureAccess(requireUser(ctx), argsFor('grantFeatureAccess', args)),
       grantFeature: async (_s, args, ctx) => {
-        const { roleIds, dataAccess } = await ctx.services.access.grantFeature(requireUser(ctx), args as never);
+        const { roleIds, dataAccess } = await ctx.services.access.grantFeature(requireUser(ctx), argsFor('grantFeature', args));
         return { roleIds, ...dataAccess };
       },
-      revokeFeatureAccess: (_s, args, ctx) => ctx.services.access.revokeFeatureAccess(requireUser(ctx), args as never),
+      revokeFeatureAccess: (_s, args, ctx) => ctx.services.access.revokeFeatureAccess(requireUser(ctx), argsFor('revokeFeatureAccess', args)),
     },
   },
 };
-
-/** GraphQL passes omitted-or-null optional arguments as null; services expect them absent. */
-export function withoutNulls<T extends Record<string, unknown>>(args: T): { [K in keyof T]: Exclude<T[K], null> } {
-  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null)) as never;
-}

@@ -1,5 +1,6 @@
 import type { GraphQLModule } from '../module.js';
-import { requireUser, withoutNulls } from './access.js';
+import { requireUser } from './access.js';
+import { argsFor } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   type Theme {
@@ -34,7 +35,7 @@ export const applicationModule: GraphQLModule = {
       application: (_s, _a, ctx) => ctx.services.application.get(requireUser(ctx)),
     },
     Mutation: {
-      updateApplication: (_s, args, ctx) => ctx.services.application.update(requireUser(ctx), withoutNulls(args) as never),
+      updateApplication: (_s, args, ctx) => ctx.services.application.update(requireUser(ctx), argsFor('updateApplication', args)),
     },
   },
 };

@@ -1,5 +1,6 @@
 import type { GraphQLModule } from '../module.js';
-import { requireUser, withoutNulls } from './access.js';
+import { requireUser } from './access.js';
+import { argsFor } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "One MCP tool call. Secret values and keys were redacted before it was stored."
@@ -57,7 +58,7 @@ export const auditModule: GraphQLModule = {
   typeDefs,
   resolvers: {
     Query: {
-      mcpAuditLogs: (_s, args, ctx) => ctx.services.audit.list(requireUser(ctx), withoutNulls(args) as never),
+      mcpAuditLogs: (_s, args, ctx) => ctx.services.audit.list(requireUser(ctx), argsFor('mcpAuditLogs', args)),
     },
     McpAuditLogPage: { entries: (page) => (page as { items: unknown[] }).items },
   },

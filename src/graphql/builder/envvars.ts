@@ -1,5 +1,6 @@
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
+import { argsFor } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "An environment variable of the hook runtime. Its value is write-only: no API returns it."
@@ -31,8 +32,8 @@ export const envVarsModule: GraphQLModule = {
       environmentVariables: (_s, _a, ctx) => ctx.services.envVars.listEnvironmentVariables(requireUser(ctx)),
     },
     Mutation: {
-      setEnvironmentVariable: (_s, args, ctx) => ctx.services.envVars.setEnvironmentVariable(requireUser(ctx), args as never),
-      deleteEnvironmentVariable: (_s, args, ctx) => ctx.services.envVars.deleteEnvironmentVariable(requireUser(ctx), args as never),
+      setEnvironmentVariable: (_s, args, ctx) => ctx.services.envVars.setEnvironmentVariable(requireUser(ctx), argsFor('setEnvironmentVariable', args)),
+      deleteEnvironmentVariable: (_s, args, ctx) => ctx.services.envVars.deleteEnvironmentVariable(requireUser(ctx), argsFor('deleteEnvironmentVariable', args)),
     },
   },
 };

@@ -1,7 +1,8 @@
 import { featureAuthoringGuide, tableExample } from '../../features/authoring-guide.js';
 import type { FeatureUpdate } from '../../features/service.js';
 import type { GraphQLContext, GraphQLModule } from '../module.js';
-import { requireUser, withoutNulls } from './access.js';
+import { requireUser } from './access.js';
+import { argsFor } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "A custom feature written as JSX, reached at /feature/<_id>."
@@ -123,15 +124,15 @@ export const featuresModule: GraphQLModule = {
       featureAuthoringGuide: (_s, _a, ctx) => guideWithTables(ctx),
       validateFeatureCode: (_s, args, ctx) => ctx.services.features.validateCode(requireUser(ctx), args.customCode, args.featureId ?? undefined),
       featureVersionDiff: (_s, args, ctx) => ctx.services.features.versionDiff(requireUser(ctx), args._id, args.from, args.to),
-      features: (_s, args, ctx) => ctx.services.features.listFeatures(requireUser(ctx), withoutNulls(args)),
+      features: (_s, args, ctx) => ctx.services.features.listFeatures(requireUser(ctx), argsFor('features', args)),
       feature: (_s, args, ctx) => ctx.services.features.getFeature(requireUser(ctx), args._id),
       featureVersions: (_s, args, ctx) => ctx.services.features.listFeatureVersions(requireUser(ctx), args._id),
     },
     Mutation: {
-      createFeature: (_s, args, ctx) => ctx.services.features.createFeature(requireUser(ctx), withoutNulls(args) as never),
+      createFeature: (_s, args, ctx) => ctx.services.features.createFeature(requireUser(ctx), argsFor('createFeature', args)),
       updateFeature: async (_s, args, ctx) =>
-        toFeatureWithWarnings(await ctx.services.features.updateFeature(requireUser(ctx), withoutNulls(args) as never)),
-      deleteFeature: (_s, args, ctx) => ctx.services.features.deleteFeature(requireUser(ctx), args as never),
+        toFeatureWithWarnings(await ctx.services.features.updateFeature(requireUser(ctx), argsFor('updateFeature', args))),
+      deleteFeature: (_s, args, ctx) => ctx.services.features.deleteFeature(requireUser(ctx), argsFor('deleteFeature', args)),
     },
   },
 };

@@ -1,6 +1,7 @@
 import { webhookUrl } from '../../runtime/webhooks.js';
 import type { GraphQLModule } from '../module.js';
-import { requireUser, withoutNulls } from './access.js';
+import { requireUser } from './access.js';
+import { argsFor } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "Server-side JavaScript run on a table's saves (beforeSave, afterSave) or at /api/webhook/<name> (webHook)."
@@ -113,9 +114,9 @@ export const hooksModule: GraphQLModule = {
   resolvers: {
     Query: {
       validateHookCode: (_s, args, ctx) => ctx.services.hooks.validateCode(requireUser(ctx), args.content),
-      hooks: (_s, args, ctx) => ctx.services.hooks.listHooks(requireUser(ctx), withoutNulls(args) as never),
+      hooks: (_s, args, ctx) => ctx.services.hooks.listHooks(requireUser(ctx), argsFor('hooks', args)),
       hook: (_s, args, ctx) => ctx.services.hooks.getHook(requireUser(ctx), args._id),
-      hookRuns: (_s, args, ctx) => ctx.services.hooks.listHookRuns(requireUser(ctx), withoutNulls(args) as never),
+      hookRuns: (_s, args, ctx) => ctx.services.hooks.listHookRuns(requireUser(ctx), argsFor('hookRuns', args)),
     },
     Hook: {
       url: (hook, _a, ctx) => {
@@ -125,11 +126,11 @@ export const hooksModule: GraphQLModule = {
     },
     HookRunPage: { runs: (page) => (page as { items: unknown[] }).items },
     Mutation: {
-      createHook: (_s, args, ctx) => ctx.services.hooks.createHook(requireUser(ctx), withoutNulls(args) as never),
+      createHook: (_s, args, ctx) => ctx.services.hooks.createHook(requireUser(ctx), argsFor('createHook', args)),
       updateHook: async (_s, args, ctx) =>
-        (await ctx.services.hooks.updateHook(requireUser(ctx), withoutNulls(args) as never)).hook,
-      deleteHook: (_s, args, ctx) => ctx.services.hooks.deleteHook(requireUser(ctx), args as never),
-      testWebhook: (_s, args, ctx) => ctx.services.webhooks.testRun(requireUser(ctx), withoutNulls(args) as never),
+        (await ctx.services.hooks.updateHook(requireUser(ctx), argsFor('updateHook', args))).hook,
+      deleteHook: (_s, args, ctx) => ctx.services.hooks.deleteHook(requireUser(ctx), argsFor('deleteHook', args)),
+      testWebhook: (_s, args, ctx) => ctx.services.webhooks.testRun(requireUser(ctx), argsFor('testWebhook', args)),
     },
   },
 };

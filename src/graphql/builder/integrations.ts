@@ -1,5 +1,6 @@
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
+import { argsFor } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "Client credentials of an external integration. The apiKey is never shown again after creation."
@@ -39,8 +40,8 @@ export const integrationsModule: GraphQLModule = {
       integrationKeys: (_s, _a, ctx) => ctx.services.integrations.listIntegrationKeys(requireUser(ctx)),
     },
     Mutation: {
-      createIntegrationKey: (_s, args, ctx) => ctx.services.integrations.createIntegrationKey(requireUser(ctx), args as never),
-      deleteIntegrationKey: (_s, args, ctx) => ctx.services.integrations.deleteIntegrationKey(requireUser(ctx), args as never),
+      createIntegrationKey: (_s, args, ctx) => ctx.services.integrations.createIntegrationKey(requireUser(ctx), argsFor('createIntegrationKey', args)),
+      deleteIntegrationKey: (_s, args, ctx) => ctx.services.integrations.deleteIntegrationKey(requireUser(ctx), argsFor('deleteIntegrationKey', args)),
     },
   },
 };

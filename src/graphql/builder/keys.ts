@@ -2,6 +2,7 @@ import { rolePermissions } from '../../access/permissions.js';
 import { effectiveScopes } from '../../keys/service.js';
 import type { GraphQLContext, GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
+import { argsFor } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "A personal MCP API key. The raw key is never shown again after creation."
@@ -59,7 +60,7 @@ export const keysModule: GraphQLModule = {
       mcpApiKeys: (_s, args, ctx) => ctx.services.keys.listMcpApiKeys(requireUser(ctx), { all: args.all === true }),
     },
     Mutation: {
-      createMcpApiKey: (_s, args, ctx) => ctx.services.keys.createMcpApiKey(requireUser(ctx), args as never),
+      createMcpApiKey: (_s, args, ctx) => ctx.services.keys.createMcpApiKey(requireUser(ctx), argsFor('createMcpApiKey', args)),
       revokeMcpApiKey: (_s, args, ctx) => ctx.services.keys.revokeMcpApiKey(requireUser(ctx), args._id),
     },
   },

@@ -1,5 +1,6 @@
 import type { GraphQLModule } from '../module.js';
-import { requireUser, withoutNulls } from './access.js';
+import { requireUser } from './access.js';
+import { argsFor } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   type MenuEntry {
@@ -47,8 +48,8 @@ export const menusModule: GraphQLModule = {
       menus: (_s, _a, ctx) => ctx.services.menus.listMenus(requireUser(ctx)),
     },
     Mutation: {
-      upsertMenu: (_s, args, ctx) => ctx.services.menus.upsertMenu(requireUser(ctx), withoutNulls(args) as never),
-      deleteMenu: (_s, args, ctx) => ctx.services.menus.deleteMenu(requireUser(ctx), args as never),
+      upsertMenu: (_s, args, ctx) => ctx.services.menus.upsertMenu(requireUser(ctx), argsFor('upsertMenu', args)),
+      deleteMenu: (_s, args, ctx) => ctx.services.menus.deleteMenu(requireUser(ctx), argsFor('deleteMenu', args)),
     },
   },
 };

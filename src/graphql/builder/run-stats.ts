@@ -1,6 +1,7 @@
 import { listHookRunStats } from '../../hooks/run-stats.js';
 import type { GraphQLModule } from '../module.js';
-import { requireUser, withoutNulls } from './access.js';
+import { requireUser } from './access.js';
+import { argsFor } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "The runs of one period (a minute by default), of one hook or of all hooks together: every run is counted here, while the run log keeps failures and a sample of successes."
@@ -35,7 +36,7 @@ export const runStatsModule: GraphQLModule = {
   typeDefs,
   resolvers: {
     Query: {
-      hookRunStats: (_s, args, ctx) => listHookRunStats(ctx.services.ctx, requireUser(ctx), withoutNulls(args) as never),
+      hookRunStats: (_s, args, ctx) => listHookRunStats(ctx.services.ctx, requireUser(ctx), argsFor('hookRunStats', args)),
     },
   },
 };

@@ -1,6 +1,7 @@
 import type { GraphQLModule } from '../module.js';
 import type { Table } from '../../tables/service.js';
-import { requireUser, withoutNulls } from './access.js';
+import { requireUser } from './access.js';
+import { argsFor } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "A field of an application table; its column is named like the field."
@@ -203,16 +204,16 @@ export const tablesModule: GraphQLModule = {
     Query: {
       tables: (_s, _a, ctx) => ctx.services.tables.listTables(requireUser(ctx)),
       table: (_s, args, ctx) => ctx.services.tables.getTable(requireUser(ctx), args._id),
-      fieldUsage: (_s, args, ctx) => ctx.services.tables.fieldUsage(requireUser(ctx), withoutNulls(args) as never),
+      fieldUsage: (_s, args, ctx) => ctx.services.tables.fieldUsage(requireUser(ctx), argsFor('fieldUsage', args)),
     },
     Mutation: {
-      createTable: (_s, args, ctx) => ctx.services.tables.createTable(requireUser(ctx), withoutNulls(args) as never),
-      updateTable: (_s, args, ctx) => ctx.services.tables.updateTable(requireUser(ctx), withoutNulls(args) as never),
-      addTableField: (_s, args, ctx) => ctx.services.tables.addTableField(requireUser(ctx), args as never),
-      updateTableField: (_s, args, ctx) => ctx.services.tables.updateTableField(requireUser(ctx), withoutNulls(args) as never),
-      deleteTableField: (_s, args, ctx) => ctx.services.tables.deleteTableField(requireUser(ctx), args as never),
-      setTableAccess: (_s, args, ctx) => ctx.services.tables.setTableAccess(requireUser(ctx), args as never),
-      deleteTable: (_s, args, ctx) => ctx.services.tables.deleteTable(requireUser(ctx), args as never),
+      createTable: (_s, args, ctx) => ctx.services.tables.createTable(requireUser(ctx), argsFor('createTable', args)),
+      updateTable: (_s, args, ctx) => ctx.services.tables.updateTable(requireUser(ctx), argsFor('updateTable', args)),
+      addTableField: (_s, args, ctx) => ctx.services.tables.addTableField(requireUser(ctx), argsFor('addTableField', args)),
+      updateTableField: (_s, args, ctx) => ctx.services.tables.updateTableField(requireUser(ctx), argsFor('updateTableField', args)),
+      deleteTableField: (_s, args, ctx) => ctx.services.tables.deleteTableField(requireUser(ctx), argsFor('deleteTableField', args)),
+      setTableAccess: (_s, args, ctx) => ctx.services.tables.setTableAccess(requireUser(ctx), argsFor('setTableAccess', args)),
+      deleteTable: (_s, args, ctx) => ctx.services.tables.deleteTable(requireUser(ctx), argsFor('deleteTable', args)),
     },
   },
 };
