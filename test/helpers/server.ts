@@ -86,8 +86,30 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
   await adminQuery(`create database ${name}`);
   return {
     url: ADMIN_URL.replace(/\/[^/]*$/, `/${name}`),
-    drop: () => adminQuery(`drop database if exists ${name} with (force)`),
+    drop: () => dropDatabase(name),
   };
+}
+
+/**
+ * Drops a test database once its connections have gone. A client that was just ended may still
+ * have its backend for a moment: `with (force)` at once would send it a FATAL error on a socket its
+ * pool no longer listens to, an uncaught exception in the test process. So it waits for them (up to
+ * 3 s) and forces only connections that are still there then (a spawned server killed with SIGKILL).
+ */
+async function dropDatabase(name: string): Promise<void> {
+  const deadline = Date.now() + 3000;
+  for (;;) {
+    try {
+      await adminQuery(`drop database if exists ${name}`);
+      return;
+    } catch (error) {
+      // 55006: the database is being accessed by other users.
+      if ((error as { code?: string }).code !== '55006') throw error;
+      if (Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  await adminQuery(`drop database if exists ${name} with (force)`);
 }
 
 async function adminQuery(text: string): Promise<void> {
