@@ -110,7 +110,8 @@ function TableDetail({ table, tables, tab, onChanged }: { table: Table; tables: 
   const canDelete = permissions.has('config:delete');
   return (
     <article className="stack" aria-label={`Table ${table.name}`}>
-      <div className="section-header" style={{ margin: 0 }}>
+      {/* Top-aligned: the deletion's confirmation is taller than the name, which stays at the top. */}
+      <div className="section-header" style={{ margin: 0, alignItems: 'flex-start' }}>
         <h2 style={{ margin: 0 }}>{table.name}</h2>
         {canDelete ? <DeleteTable table={table} onDeleted={() => (navigate('tables'), onChanged())} /> : null}
       </div>
