@@ -1,33 +1,8 @@
 import type { Db } from '../platform/db/index.js';
 import { forbidden } from '../platform/errors.js';
+import { PERMISSIONS, isPermission, type Permission } from './permission-list.js';
 
-/** The scopes of the spec (section 5.1), in the order tools and docs list them. */
-export const SCOPES = [
-  'config:read',
-  'features:write',
-  'tables:write',
-  'menus:write',
-  'hooks:write',
-  'roles:write',
-  'env:write',
-  'config:delete',
-] as const;
-export type Scope = (typeof SCOPES)[number];
-
-/** Scopes that only an admin may grant, and that work only while the key's user is an admin. */
-export const ADMIN_ONLY_SCOPES: ReadonlySet<Scope> = new Set(['hooks:write', 'roles:write', 'env:write', 'config:delete']);
-
-/** Role permissions: every scope, plus `admin` and `ai_designer` (may create MCP keys). */
-export const PERMISSIONS = [...SCOPES, 'admin', 'ai_designer'] as const;
-export type Permission = (typeof PERMISSIONS)[number];
-
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value);
-}
-
-export function isPermission(value: string): value is Permission {
-  return (PERMISSIONS as readonly string[]).includes(value);
-}
+export { ADMIN_ONLY_SCOPES, PERMISSIONS, isPermission, isScope, type Permission, type Scope, SCOPES } from './permission-list.js';
 
 /** Who is calling: carried into every service function, which checks permission itself. */
 export interface Principal {

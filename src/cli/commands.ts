@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { systemPrincipal, type Principal } from '../access/permissions.js';
+import { createUserInput, type CreateUserInput } from '../access/schema.js';
 import type { User } from '../access/service.js';
 import { mcpAuditOutcomeSchema, type McpAuditOutcome } from '../audit/schema.js';
 import { expiresInDaysSchema } from '../keys/schema.js';
@@ -23,14 +24,8 @@ const countOption = z.string().transform(Number).optional();
  */
 const COMMANDS = {
   'user create': {
-    args: z.object({
-      email: z.string(),
-      password: z.string(),
-      role: z.string().default('viewer'),
-      name: z.string().default(''),
-    }),
-    run: (services: Services, args: { email: string; password: string; role: string; name: string }) =>
-      services.access.createUser(systemPrincipal('cli'), args),
+    args: createUserInput,
+    run: (services: Services, args: CreateUserInput) => services.access.createUser(systemPrincipal('cli'), args),
   },
   'user list': {
     args: z.object({}),

@@ -2,7 +2,7 @@ import type { GraphQLSchema } from 'graphql';
 import { sql } from 'kysely';
 import type { FeatureSchema, RecordOperation } from '../features/graphql-documents.js';
 import type { PlatformContext } from '../platform/context.js';
-import { DEFAULT_CACHE_TTL_MS } from '../platform/read-cache.js';
+import { ReadValue } from '../platform/read-cache.js';
 import { loadRecordTables } from '../tables/records.js';
 import { applicationSchema, sectionedSdl } from './application-schema.js';
 import { quotedEnumValues } from './closed-sets.js';
@@ -17,7 +17,7 @@ export interface VersionedSchema {
   readonly version: number;
 }
 
-interface BuiltSchema extends VersionedSchema {
+export interface BuiltSchema extends VersionedSchema {
   /** What the tables looked like when the schema was built. */
   readonly fingerprint: string;
   /** The generated names of each table's type and operations, by table _id. */
@@ -43,15 +43,11 @@ export class GraphQLSchemaProvider {
   private printed: { version: number; sdl: string } | undefined;
   private forFeatures: { version: number; featureSchema: FeatureSchema } | undefined;
   private forIntegrations: VersionedSchema | undefined;
-  private changes = 0;
-  private checked = -1;
-  private checkedAt = 0;
-  private refreshing: Promise<void> | undefined;
+  /** The schema as checked against the tables since the last configuration change. */
+  private readonly checked: ReadValue<BuiltSchema>;
 
   constructor(private readonly ctx: PlatformContext) {
-    ctx.changes.on('config', () => {
-      this.changes += 1;
-    });
+    this.checked = new ReadValue(ctx.changes, { topics: ['config'] });
   }
 
   /** The names the builder's own schema takes; built on first use, not at start (it costs ~90 ms of a start). */
@@ -61,26 +57,24 @@ export class GraphQLSchemaProvider {
   }
 
   /** The current schema; after a configuration change, checked against the tables first. */
-  async current(): Promise<VersionedSchema> {
-    for (let attempt = 0; !this.built || (this.isStale() && attempt < MAX_REFRESHES_PER_REQUEST); attempt += 1) {
-      this.refreshing ??= this.refresh().finally(() => {
-        this.refreshing = undefined;
-      });
-      await this.refreshing;
+  async current(): Promise<BuiltSchema> {
+    for (let attempt = 1; ; attempt += 1) {
+      const built = await this.checked.load(() => this.refresh());
+      // A change that came during the check left it unstored: check again, a few times at most.
+      if (this.checked.get() === built || attempt >= MAX_REFRESHES_PER_REQUEST) return built;
     }
-    return this.built;
   }
 
   /** The current schema with the root fields generated from tables: what feature documents are checked against. */
   async featureSchema(): Promise<FeatureSchema> {
-    const { schema, version } = await this.current();
+    const { schema, version, recordNames, tableNames } = await this.current();
     if (this.forFeatures?.version !== version) {
       this.forFeatures = {
         version,
         featureSchema: {
           schema,
           applicationFields: this.applicationFields(schema),
-          recordOperations: recordOperations(this.built!.recordNames, this.built!.tableNames),
+          recordOperations: recordOperations(recordNames, tableNames),
           asServed: (document) => quotedEnumValues(schema, document),
         },
       };
@@ -98,8 +92,7 @@ export class GraphQLSchemaProvider {
 
   /** The generated GraphQL names of a table's type and operations (listOrders, createOrders, ...). */
   async recordNames(tableId: string): Promise<RecordTypeNames | undefined> {
-    await this.current();
-    return this.built?.recordNames.get(tableId);
+    return (await this.current()).recordNames.get(tableId);
   }
 
   /** The SDL of the current schema: the application's operations first, then the builder operations apart. */
@@ -123,14 +116,8 @@ export class GraphQLSchemaProvider {
     ]);
   }
 
-  /** A change was announced since the last check, or the last check is older than a lost notification may leave it. */
-  private isStale(): boolean {
-    return this.checked !== this.changes || Date.now() - this.checkedAt > DEFAULT_CACHE_TTL_MS;
-  }
-
-  private async refresh(): Promise<void> {
-    const generation = this.changes;
-    const startedAt = Date.now();
+  /** The schema built last if the tables' fingerprint has not moved since, else one built now. */
+  private async refresh(): Promise<BuiltSchema> {
     const fingerprint = await tablesFingerprint(this.ctx);
     if (this.built?.fingerprint !== fingerprint) {
       const [tables, hidden] = await Promise.all([loadRecordTables(this.ctx.db), hiddenFields(this.ctx)]);
@@ -139,8 +126,7 @@ export class GraphQLSchemaProvider {
       const tableNames = new Map(tables.map((table) => [table.id, table.name]));
       this.built = { schema, version: (this.built?.version ?? 0) + 1, fingerprint, recordNames, tableNames };
     }
-    this.checked = generation;
-    this.checkedAt = startedAt;
+    return this.built;
   }
 }
 

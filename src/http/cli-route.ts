@@ -13,7 +13,7 @@ const body = z.object({ command: z.string().max(100), args: z.record(z.string(),
  * The CLI's doors into a server that holds the embedded data folder. Only a caller that can read
  * the folder's lock file knows the token.
  * - `POST /api/internal/cli`: runs one CLI data command, answers `{ result }`.
- * - `POST /api/internal/backup`: answers the backup file (D23), taken between two transactions.
+ * - `POST /api/internal/backup`: answers the backup file (D24), taken between two transactions.
  */
 export function registerCliRoute(app: FastifyInstance, services: Services, token: string): void {
   const requireToken = (request: FastifyRequest) => {

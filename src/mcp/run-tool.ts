@@ -119,13 +119,7 @@ function fenceSafe(json: string): string {
 async function runOrReuse(services: Services, tool: ToolDefinition, principal: Principal, args: unknown): Promise<ToolOutput | PreparedOutput> {
   if (!tool.cacheable) return tool.run(services, principal, args);
   const key = `${tool.name}\u0000${JSON.stringify(args)}`;
-  const cached = services.readCache.get(key) as PreparedOutput | undefined;
-  if (cached) return cached;
-  const generation = services.readCache.generation();
-  const output = await tool.run(services, principal, args);
-  const prepared = prepare(output);
-  services.readCache.set(key, prepared, generation);
-  return prepared;
+  return (await services.readCache.load(key, async () => prepare(await tool.run(services, principal, args)))) as PreparedOutput;
 }
 
 /** Why a tool is not available to this key, naming the scope it needs. */

@@ -9,7 +9,7 @@ import { TrellisError, badInput } from './errors.js';
 import { trellisVersion } from './version.js';
 
 /**
- * A Trellis backup file (D23): the line `TRELLIS-BACKUP`, one line of JSON (the manifest, and the
+ * A Trellis backup file (D24): the line `TRELLIS-BACKUP`, one line of JSON (the manifest, and the
  * data folder's secret when the deployment uses it), then the embedded database's data folder as
  * the gzip-compressed tarball PGlite dumps, whose length and SHA-256 the manifest records.
  */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { ChangeBus } from './change-bus.js';
 import type { DatabaseHandle } from './db/index.js';
-import { ReadCache } from './read-cache.js';
+import { ReadCache, ReadValue } from './read-cache.js';
 
 const offline = { notify: async () => {}, listen: async () => {} } as unknown as DatabaseHandle;
 
@@ -39,6 +39,32 @@ describe('ReadCache', () => {
     const { cache } = setup();
     for (const key of ['a', 'b', 'c']) cache.set(key, key, cache.generation());
     expect([cache.get('a'), cache.get('b'), cache.get('c')]).toEqual([undefined, 'b', 'c']);
+  });
+
+  it('counts an entry written again as the newest when it must drop one', () => {
+    const { cache } = setup();
+    cache.set('a', 'a', cache.generation());
+    cache.set('b', 'b', cache.generation());
+    cache.set('a', 'a2', cache.generation());
+    cache.set('c', 'c', cache.generation());
+    expect([cache.get('a'), cache.get('b'), cache.get('c')]).toEqual(['a2', undefined, 'c']);
+  });
+
+  it('forgets a deleted entry, and keeps the others', () => {
+    const { cache } = setup();
+    cache.set('a', 'a', cache.generation());
+    cache.set('b', 'b', cache.generation());
+    cache.delete('a');
+    expect([cache.get('a'), cache.get('b')]).toEqual([undefined, 'b']);
+  });
+
+  it('keeps entries for good with an infinite time to live, until a change', async () => {
+    const changes = new ChangeBus(offline, pino({ level: 'silent' }));
+    const cache = new ReadCache<string>(changes, { ttlMs: Number.POSITIVE_INFINITY });
+    cache.set('a', 'one', cache.generation(), 0);
+    expect(cache.get('a', Number.MAX_SAFE_INTEGER)).toBe('one');
+    await changes.publish('config');
+    expect(cache.get('a')).toBeUndefined();
   });
 
   describe('load', () => {
@@ -100,5 +126,23 @@ describe('ReadCache', () => {
       await changes.publish('auth');
       expect(cache.get('a')).toBeUndefined();
     });
+  });
+});
+
+describe('ReadValue', () => {
+  it('holds one value until a change of its topics, sharing one read between concurrent callers', async () => {
+    const changes = new ChangeBus(offline, pino({ level: 'silent' }));
+    const value = new ReadValue<string>(changes, { topics: ['config'] });
+    let reads = 0;
+    const read = async () => `read ${++reads}`;
+    expect(value.get()).toBeUndefined();
+    expect(await Promise.all([value.load(read), value.load(read)])).toEqual(['read 1', 'read 1']);
+    expect(await value.load(read)).toBe('read 1');
+    expect(value.get()).toBe('read 1');
+    await changes.publish('auth');
+    expect(value.get()).toBe('read 1');
+    await changes.publish('config');
+    expect(value.get()).toBeUndefined();
+    expect(await value.load(read)).toBe('read 2');
   });
 });

@@ -49,10 +49,18 @@ export class ReadCache<T> {
     return undefined;
   }
 
+  /** Stores `value` read in `generation` (see `generation()`); when full, the entry written longest ago goes. */
   set(key: string, value: T, generation: number, now = Date.now()): void {
     if (generation !== this.generationCounter) return;
-    if (this.entries.size >= this.maxEntries && !this.entries.has(key)) this.entries.delete(this.entries.keys().next().value!);
+    // Written again, an entry becomes the newest.
+    this.entries.delete(key);
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { value, storedAt: now });
+  }
+
+  /** Forgets `key`: what was stored no longer holds, and the next read goes to the database. */
+  delete(key: string): void {
+    this.entries.delete(key);
   }
 
   /**
@@ -80,3 +88,29 @@ export class ReadCache<T> {
     return value;
   }
 }
+
+/**
+ * One value read from the database, valid until the next change of its topics (see ReadCache):
+ * the single-value form, for what a service holds once (its tables, its hooks, its rules).
+ *
+ * @example const hooks = await this.hooks.load(() => loadHooks(db));
+ */
+export class ReadValue<T> {
+  private readonly cache: ReadCache<T>;
+
+  constructor(changes: ChangeBus, options: Omit<ReadCacheOptions, 'maxEntries'> = {}) {
+    this.cache = new ReadCache(changes, { ...options, maxEntries: 1 });
+  }
+
+  /** The stored value, or what `read()` gives (concurrent callers share it; kept only if no change came while it ran). */
+  load(read: () => Promise<T>, now = Date.now()): Promise<T> {
+    return this.cache.load(VALUE, read, now);
+  }
+
+  /** The stored value; undefined when none is, or it is older than the time to live. */
+  get(now = Date.now()): T | undefined {
+    return this.cache.get(VALUE, now);
+  }
+}
+
+const VALUE = 'value';

@@ -2,7 +2,7 @@ import { decryptEnvironment } from '../envvars/service.js';
 import { namesCapability } from '../hooks/code-validation.js';
 import type { HookCode, HookInvocation, HookResult, HookRunner } from '../hooks/run-contract.js';
 import type { PlatformContext } from '../platform/context.js';
-import { ReadCache } from '../platform/read-cache.js';
+import { ReadValue } from '../platform/read-cache.js';
 import { HookCapabilities, redact, redactable, type Grants } from './capabilities.js';
 import { DEFAULT_EGRESS_LIMITS, EgressPolicy, type EgressLimits } from './egress.js';
 import { unsendableResponse } from './guest-library.js';
@@ -24,7 +24,7 @@ export class HookRuntime implements HookRunner {
   private readonly sandbox: SandboxPool;
   private readonly egress: EgressPolicy;
   private readonly runLog: HookRunLog;
-  private readonly environment: ReadCache<Record<string, string>>;
+  private readonly environment: ReadValue<Record<string, string>>;
 
   constructor(
     private readonly ctx: PlatformContext,
@@ -34,7 +34,7 @@ export class HookRuntime implements HookRunner {
     this.egress = new EgressPolicy(config.hookEgressAllow);
     this.sandbox = new SandboxPool({ cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES }, { ...DEFAULT_SANDBOX_POOL, maxWorkers: config.hookWorkers });
     this.runLog = new HookRunLog(ctx.db, ctx.logger, { samplesPerMinute: config.runLogSamplesPerMinute, periodMs: config.runStatsPeriodMs });
-    this.environment = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
+    this.environment = new ReadValue(ctx.changes, { topics: ['config'] });
   }
 
   /**
@@ -105,7 +105,7 @@ export class HookRuntime implements HookRunner {
   }
 
   private loadEnvironment(): Promise<Record<string, string>> {
-    return this.environment.load('all', () => decryptEnvironment(this.ctx));
+    return this.environment.load(() => decryptEnvironment(this.ctx));
   }
 
 }

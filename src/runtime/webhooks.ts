@@ -8,7 +8,7 @@ import type { PlatformContext } from '../platform/context.js';
 import { TrellisError, badInput, errorBody } from '../platform/errors.js';
 import { parseJsonText } from '../platform/json.js';
 import { WindowLimiter } from '../platform/limits.js';
-import { ReadCache } from '../platform/read-cache.js';
+import { ReadValue } from '../platform/read-cache.js';
 import { parseInput } from '../platform/validation.js';
 
 /** What the dispatcher is handed of the other services (built in services.ts). */
@@ -106,7 +106,7 @@ export function webhookUrl(baseUrl: string | undefined, name: string): string {
 export class WebhookDispatcher {
   private readonly calls: WindowLimiter;
   private readonly probes: WindowLimiter;
-  private readonly byName: ReadCache<Map<string, Hook>>;
+  private readonly byName: ReadValue<Map<string, Hook>>;
 
   constructor(
     private readonly ctx: PlatformContext,
@@ -115,7 +115,7 @@ export class WebhookDispatcher {
     const { config } = ctx;
     this.calls = new WindowLimiter(config.webhookRateLimit, 60_000, 'webhook', ctx.metrics.rateLimited);
     this.probes = new WindowLimiter(config.authFailuresPerMinute, 60_000, 'auth-failures', ctx.metrics.rateLimited);
-    this.byName = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
+    this.byName = new ReadValue(ctx.changes, { topics: ['config'] });
   }
 
   /**
@@ -201,7 +201,7 @@ export class WebhookDispatcher {
   }
 
   private webhooks(): Promise<Map<string, Hook>> {
-    return this.byName.load('all', () => this.loadWebhooks());
+    return this.byName.load(() => this.loadWebhooks());
   }
 
   private async loadWebhooks(): Promise<Map<string, Hook>> {

@@ -5,7 +5,7 @@ import type { PlatformContext } from '../platform/context.js';
 import { newId } from '../platform/crypto.js';
 import type { Db } from '../platform/db/index.js';
 import { TrellisError, conflict, forbidden, notFound } from '../platform/errors.js';
-import { ReadCache } from '../platform/read-cache.js';
+import { ReadCache, ReadValue } from '../platform/read-cache.js';
 import { idSchema, parseInput } from '../platform/validation.js';
 import { assertWritable, recordScope, withoutHidden, type RecordScope } from './access-rules.js';
 import { NO_ACCESS, type AccessAction, type TableAccessRules } from './access-schema.js';
@@ -22,7 +22,7 @@ import {
   updateRecordRow,
   within,
 } from './record-sql.js';
-import { RecordVersions } from './record-versions.js';
+import { RECORD_VERSIONS_MAX, versionKey, type RecordVersion } from './record-versions.js';
 import {
   hasReferences,
   inTransaction,
@@ -63,23 +63,21 @@ const UNLOCKED_UPDATE_ATTEMPTS = 3;
  * write through `db` or references must be checked), `afterSave` hooks after the commit.
  */
 export class RecordService {
-  private generation = 0;
-  private readonly versions = new RecordVersions();
-  private readonly tables: ReadCache<Map<string, RecordTable>>;
+  /** The records this process wrote last, with their row versions (see `updateUnlocked`); forgotten at any configuration change. */
+  private readonly versions: ReadCache<RecordVersion>;
+  private readonly tables: ReadValue<Map<string, RecordTable>>;
   private readonly saves: SavePipeline;
-  private readonly rules: ReadCache<Map<string, TableAccessRules>>;
+  private readonly rules: ReadValue<Map<string, TableAccessRules>>;
 
   /** @param saveHooks the hooks and the runner of save hooks (services.ts builds it from HookService and HookRuntime). */
   constructor(
     private readonly ctx: PlatformContext,
     saveHooks: SaveHooks,
   ) {
-    ctx.changes.on('config', () => {
-      this.generation += 1;
-    });
-    this.tables = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
+    this.versions = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: RECORD_VERSIONS_MAX, ttlMs: Number.POSITIVE_INFINITY });
+    this.tables = new ReadValue(ctx.changes, { topics: ['config'] });
     this.saves = new SavePipeline(ctx, saveHooks, (principal, db) => this.hookDb(principal, db));
-    this.rules = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
+    this.rules = new ReadValue(ctx.changes, { topics: ['config'] });
   }
 
   /** A page of records: `filter` and `sort` as in record-query.ts, `limit` 50 by default, at most 500. */
@@ -166,7 +164,7 @@ export class RecordService {
     assertWritable(values, scope);
     const hooks = options.runHooks ? await this.saves.context(principal, table.id) : NO_HOOKS;
     const atomic = hooks.beforeSaveWrites || hasReferences(table, values);
-    const generation = this.generation;
+    const generation = this.versions.generation();
     const created = await inTransaction(options.db ?? this.ctx.db, options.scratch, atomic, async (trx) => {
       const id = newId();
       const final = await this.saves.beforeSave(principal, table, hooks, { _id: id, ...values }, trx);
@@ -174,7 +172,7 @@ export class RecordService {
       return insertRecord(trx, table, id, final, principal.userId, scope);
     });
     if (options.scratch) return withoutHidden(created.record, scope.hidden);
-    if (updatesUnlocked(table, hooks)) this.versions.set(generation, table.id, created);
+    if (updatesUnlocked(table, hooks)) this.versions.set(versionKey(table.id, created.record._id), created, generation);
     this.saves.afterSave(principal, hooks, created.record);
     return withoutHidden(created.record, scope.hidden);
   }
@@ -220,7 +218,7 @@ export class RecordService {
    * An update whose beforeSave hooks cannot write (their code never names `db`) on a table without
    * references: the hooks run on the record with no transaction open, and the UPDATE applies only
    * if the row is still the version they saw (`xmin`). The record is the one this process last
-   * wrote when it remembers it (RecordVersions), else it is read. When another write changed it
+   * wrote when it remembers it (`versions`), else it is read. When another write changed it
    * meanwhile, it is read again and the hooks run again; CONFLICT after 3 reads. One or two
    * statements instead of a transaction of four that holds a connection while the hooks run.
    */
@@ -233,19 +231,19 @@ export class RecordService {
     scope: RecordScope,
   ): Promise<RecordOutput> {
     const { db } = this.ctx;
-    const generation = this.generation;
+    const generation = this.versions.generation();
     // A remembered record may lie outside a bounded caller's rules: such a caller reads it anew.
-    let remembered = scope.where ? undefined : this.versions.get(generation, table.id, id);
+    let remembered = scope.where ? undefined : this.versions.get(versionKey(table.id, id));
     for (let attempt = 1; ; ) {
       const existing = remembered ?? (await selectRecordVersion(db, table, id, scope));
       if (!existing) throw await this.unreachable(principal, db, table, id, 'update');
       const final = await this.saves.beforeSave(principal, table, hooks, { _id: id, ...fieldValues(table, existing.record), ...changes }, db);
       const updated = await updateRecordRow(db, table, id, final, principal.userId, scope, existing.version);
       if (updated) {
-        this.versions.set(generation, table.id, updated);
+        this.versions.set(versionKey(table.id, id), updated, generation);
         return updated.record;
       }
-      this.versions.delete(table.id, id);
+      this.versions.delete(versionKey(table.id, id));
       if (remembered) remembered = undefined;
       else if (++attempt > UNLOCKED_UPDATE_ATTEMPTS) throw conflict(`${table.name} '${id}' kept changing during the save; try again`);
     }
@@ -254,7 +252,7 @@ export class RecordService {
   /** What `action` reaches of `table` for the principal (D32); FORBIDDEN when a rule it needs is NONE. */
   private async scope(principal: Principal, table: RecordTable, action: AccessAction): Promise<RecordScope> {
     if (!principal.dataRoles?.length) return recordScope(principal, table, action, () => NO_ACCESS);
-    const rules = await this.rules.load('all', () => loadAccessRules(this.ctx.db));
+    const rules = await this.rules.load(() => loadAccessRules(this.ctx.db));
     return recordScope(principal, table, action, (tableId, roleId) => rules.get(`${tableId}:${roleId}`) ?? NO_ACCESS);
   }
 
@@ -272,7 +270,7 @@ export class RecordService {
   /** The table by `_id` or name (case-insensitive), from a cache of every table kept until the next configuration change. */
   private async table(db: Db, nameOrId: string): Promise<RecordTable> {
     const key = parseInput(idSchema, nameOrId);
-    const index = await this.tables.load('all', () => loadTableIndex(db));
+    const index = await this.tables.load(() => loadTableIndex(db));
     const table = index.get(key) ?? index.get(key.toLowerCase());
     if (!table) throw notFound('Table', key);
     return table;

@@ -5,7 +5,7 @@ import type { Hook, HookService } from '../hooks/service.js';
 import type { PlatformContext } from '../platform/context.js';
 import type { Db } from '../platform/db/index.js';
 import { TrellisError, badInput } from '../platform/errors.js';
-import { ReadCache } from '../platform/read-cache.js';
+import { ReadValue } from '../platform/read-cache.js';
 import { rolledBack } from './record-sql.js';
 import { isSystemField, validateRecordData, type RecordOutput, type RecordTable, type RecordValues } from './record-schema.js';
 
@@ -41,7 +41,7 @@ export const NO_HOOKS: SaveContext = { beforeSave: [], afterSave: [], beforeSave
 export class SavePipeline {
   /** Per record id, the end of its afterSave hooks started so far. */
   private readonly afterSaveChains = new Map<string, Promise<void>>();
-  private readonly hooks: ReadCache<Map<string, TableSaveHooks>>;
+  private readonly hooks: ReadValue<Map<string, TableSaveHooks>>;
 
   /**
    * @param saveHooks the hooks and the runner of save hooks, handed to RecordService in services.ts.
@@ -53,7 +53,7 @@ export class SavePipeline {
     private readonly saveHooks: SaveHooks,
     private readonly hookDb: (principal: Principal, db?: Db) => HookDb,
   ) {
-    this.hooks = new ReadCache(ctx.changes, { topics: ['config'], maxEntries: 1 });
+    this.hooks = new ReadValue(ctx.changes, { topics: ['config'] });
   }
 
   /**
@@ -126,7 +126,7 @@ export class SavePipeline {
 
   /** The save hooks of a table, from a cache kept until the next configuration change. */
   private async tableHooks(tableId: string): Promise<TableSaveHooks> {
-    return (await this.hooks.load('all', () => loadSaveHooks(this.saveHooks.hooks))).get(tableId) ?? NO_HOOKS;
+    return (await this.hooks.load(() => loadSaveHooks(this.saveHooks.hooks))).get(tableId) ?? NO_HOOKS;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, PHONE, axeViolations, launchBrowser, screenshot, type AxeViolation } from '../helpers/browser.js';
+import { DESKTOP, PHONE, axeViolations, launchBrowser, screenshot, settled, trackRequests, type AxeViolation } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
@@ -66,7 +66,7 @@ afterAll(async () => {
 async function signedIn(viewport: { width: number; height: number }): Promise<Page> {
   const context = await browser.newContext({ viewport });
   context.setDefaultTimeout(10_000);
-  const page = await context.newPage();
+  const page = trackRequests(await context.newPage());
   await page.goto(`${server.url}/`);
   await page.getByLabel('Email').fill(OWNER.email);
   await page.getByLabel('Password').fill(OWNER.password);
@@ -255,7 +255,7 @@ describe.each([
 
   it.each(STOPS.map((stop) => [stop.name, stop] as const))('%s: no serious or critical finding of any axe rule; at a phone’s width nothing wider than the window', async (name, stop) => {
     await stop.open(page);
-    await page.waitForLoadState('networkidle');
+    await settled(page);
     await screenshot(page, `a11y-${name}-${width}`);
     expect(findings(await axeViolations(page, { allRules: true, exclude: [OWNER_CHOSEN_COLOURS] }))).toEqual([]);
     if (viewport === PHONE) {

@@ -1,7 +1,6 @@
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PERMISSIONS } from '../../src/access/permissions.js';
-import { PERMISSION_MEANINGS } from '../../src/web/designer/permissions.js';
+import { PERMISSION_MEANINGS, PERMISSIONS } from '../../src/access/permission-list.js';
 import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
@@ -274,9 +273,10 @@ describe('data access by role', () => {
   });
 
   it('Roles: each permission says what it allows, beside its checkbox and in a list for those who only read the roles', async () => {
-    expect(PERMISSION_MEANINGS.map((meaning) => meaning.permission)).toEqual([...PERMISSIONS]);
+    expect(Object.keys(PERMISSION_MEANINGS)).toEqual([...PERMISSIONS]);
     const form = page.getByRole('form', { name: 'Create a role' });
-    for (const { permission, allows } of PERMISSION_MEANINGS) {
+    for (const permission of PERMISSIONS) {
+      const allows = PERMISSION_MEANINGS[permission];
       expect(allows.length, permission).toBeLessThanOrEqual(80);
       expect(await description(form.getByRole('checkbox', { name: permission, exact: true })), permission).toBe(allows);
     }
@@ -284,14 +284,14 @@ describe('data access by role', () => {
     await page.getByText('What each permission allows', { exact: true }).click();
     const terms = await glossary.getByRole('term').allTextContents();
     const definitions = await glossary.getByRole('definition').allTextContents();
-    expect(terms.map((term, index) => ({ permission: term, allows: definitions[index] }))).toEqual(PERMISSION_MEANINGS);
+    expect(terms.map((term, index) => ({ permission: term, allows: definitions[index] }))).toEqual(PERMISSIONS.map((permission) => ({ permission, allows: PERMISSION_MEANINGS[permission] })));
     expect(await seriousAxeViolations(page)).toEqual([]);
     await screenshot(page, 'designer-roles-permissions');
 
     // A designer, who cannot change roles, reads the same meanings.
     const designer = await signIn('dana@example.com', 'dana-password', '/#/roles', DESKTOP);
     await designer.page.getByText('What each permission allows', { exact: true }).click();
-    await designer.page.getByRole('definition').filter({ hasText: PERMISSION_MEANINGS[0]!.allows }).waitFor();
+    await designer.page.getByRole('definition').filter({ hasText: PERMISSION_MEANINGS['config:read'] }).waitFor();
     expect(await designer.page.getByRole('form', { name: 'Create a role' }).count()).toBe(0);
     await designer.context.close();
   });

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, PHONE, clickAfterScroll, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
+import { DESKTOP, PHONE, clickAfterScroll, launchBrowser, screenshot, seriousAxeViolations, settled, trackRequests } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
@@ -47,7 +47,7 @@ afterAll(async () => {
 
 async function signIn(email: string = OWNER.email, password: string = OWNER.password, viewport: { width: number; height: number } = DESKTOP): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport });
-  const page = await context.newPage();
+  const page = trackRequests(await context.newPage());
   // Fail with the locator that did not appear, well before the test's own timeout.
   page.setDefaultTimeout(10_000);
   await page.goto(`${server.url}/`);
@@ -353,7 +353,7 @@ describe('the designer', () => {
     for (const name of ['Features', 'Hooks', 'Tables']) {
       await section(page, name);
       await page.getByRole('heading', { name, level: 1 }).waitFor();
-      await page.waitForLoadState('networkidle');
+      await settled(page);
       expect(await seriousAxeViolations(page), name).toEqual([]);
       await screenshot(page, `designer-${name.toLowerCase()}-phone`);
     }

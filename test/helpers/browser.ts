@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page, type Request } from 'playwright-core';
+import { expect } from 'vitest';
 
 /** Debian's chromium; `.ci/run` installs it when missing. */
 export const CHROMIUM_PATH = process.env.TRELLIS_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -27,6 +28,38 @@ export async function clickAfterScroll(locator: Locator): Promise<void> {
   await locator.scrollIntoViewIfNeeded();
   await locator.page().evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
   await locator.click();
+}
+
+/**
+ * Waits until the page has settled: none of its requests in flight (the page's own and its
+ * frames'), nothing marked busy (`aria-busy="true"`, the designer's "Loading…"), and two frames
+ * painted since, twice in a row (a request made by what the last answer rendered counts). What
+ * `waitForLoadState('networkidle')` waits for, without its fixed half second of quiet.
+ */
+export async function settled(page: Page): Promise<void> {
+  const inFlight = tracked.get(page);
+  if (!inFlight) throw new Error('settled(page) needs trackRequests(page) called when the page was opened');
+  for (let quiet = 0; quiet < 2; ) {
+    await expect.poll(() => inFlight.size, { timeout: 10_000, interval: 10 }).toBe(0);
+    const busy = await page.evaluate(
+      () =>
+        new Promise<boolean>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(document.querySelector('[aria-busy="true"]') !== null)))),
+    );
+    quiet = busy || inFlight.size > 0 ? 0 : quiet + 1;
+  }
+}
+
+const tracked = new WeakMap<Page, Set<Request>>();
+
+/** Counts the requests of `page` (its frames' too) from now on, for `settled`: call it before the page's first `goto`. */
+export function trackRequests(page: Page): Page {
+  if (tracked.has(page)) return page;
+  const inFlight = new Set<Request>();
+  page.on('request', (request) => inFlight.add(request));
+  page.on('requestfinished', (request) => inFlight.delete(request));
+  page.on('requestfailed', (request) => inFlight.delete(request));
+  tracked.set(page, inFlight);
+  return page;
 }
 
 /** Saves a full-page screenshot under .ci-results/screenshots/<name>.png. */

@@ -7,7 +7,7 @@ import { GraphQLRequestError } from '../shared/graphql.js';
 import { replaceSessionToken, signOut, type Session } from '../shared/session.js';
 import { DesignerContext, errorMessage, makeRun, useDesigner, useLoad, type DesignerContextValue, type Me } from './api.js';
 import { ErrorText, Loading, Modal } from './components.js';
-import { ALL_PERMISSIONS } from './permissions.js';
+import { PERMISSIONS } from '../../access/permission-list.js';
 import { ConnectionBanner, LoadBoundary, retryableLazy } from './recovery.js';
 import { confirmLeaving, routeFromHash } from './routes.js';
 import { SignInPage } from './sign-in-page.js';
@@ -105,7 +105,7 @@ export default function Shell({ session, onSession }: { session: Session; onSess
     if (!profile.data) return null;
     const { me, roles, application } = profile.data;
     const granted = roles.find((role) => role._id === me.roleId)?.permissions ?? [];
-    const permissions = new Set(granted.includes('admin') ? ALL_PERMISSIONS : granted);
+    const permissions = new Set(granted.includes('admin') ? PERMISSIONS : granted);
     return { me, permissions, isAdmin: permissions.has('admin'), appName: application.name, run, toast, refreshApp: profile.reload };
   }, [profile.data, profile.reload, run, toast]);
 

@@ -3,7 +3,7 @@
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { ConfirmButton, CopyButton, ErrorText, Loading, SectionHeader, ShownOnce, TextField, formatTime } from '../components.js';
-import { ALL_PERMISSIONS } from '../permissions.js';
+import { ADMIN_ONLY_SCOPES, SCOPES } from '../../../access/permission-list.js';
 
 interface McpApiKey {
   _id: string;
@@ -18,10 +18,6 @@ interface McpApiKey {
   userEmail: string | null;
 }
 
-/** The scopes of src/access/permissions.ts, in its order (the order tools and docs list them). */
-const SCOPES = ALL_PERMISSIONS.filter((permission) => permission !== 'admin' && permission !== 'ai_designer');
-/** Scopes only an admin may grant (ADMIN_ONLY_SCOPES there). */
-const ADMIN_ONLY_SCOPES = new Set(['hooks:write', 'roles:write', 'env:write', 'config:delete']);
 const MAX_DAYS = 365;
 
 const KEY_FIELDS = '_id name keyPrefix scopes effectiveScopes expiresAt lastUsedAt revokedAt userId userEmail';

@@ -4,7 +4,7 @@ import { useId, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { ConfirmButton, ErrorText, Loading, SectionHeader, TextField } from '../components.js';
 import { accessSummary, isAdminRole, TABLE_ACCESS_SELECTION, TABLE_ACTIONS, type AccessLevel, type TableAccess, type TableAction } from '../data-access.js';
-import { PERMISSION_MEANINGS, PERMISSIONS } from '../permissions.js';
+import { PERMISSION_MEANINGS, PERMISSIONS } from '../../../access/permission-list.js';
 
 interface Role {
   _id: string;
@@ -181,7 +181,7 @@ function PermissionChecks({ legend, value, onChange }: { legend: string; value: 
   return (
     <fieldset>
       <legend>{legend}</legend>
-      {PERMISSION_MEANINGS.map(({ permission, allows }) => {
+      {PERMISSIONS.map((permission) => {
         const descriptionId = `${idPrefix}-${permission.replace(':', '-')}`;
         return (
           <div key={permission} className="permission-check">
@@ -200,7 +200,7 @@ function PermissionChecks({ legend, value, onChange }: { legend: string; value: 
               {permission}
             </label>
             <small id={descriptionId} className="muted">
-              {allows}
+              {PERMISSION_MEANINGS[permission]}
             </small>
           </div>
         );
@@ -215,10 +215,10 @@ function PermissionGlossary() {
     <details>
       <summary>What each permission allows</summary>
       <dl className="permission-glossary">
-        {PERMISSION_MEANINGS.map(({ permission, allows }) => (
+        {PERMISSIONS.map((permission) => (
           <div key={permission}>
             <dt>{permission}</dt>
-            <dd>{allows}</dd>
+            <dd>{PERMISSION_MEANINGS[permission]}</dd>
           </div>
         ))}
       </dl>
