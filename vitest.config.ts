@@ -48,5 +48,15 @@ export default defineConfig({
     // Test files share no state but what they start themselves (servers, browsers, databases).
     isolate: false,
     sequence: { sequencer: LongestFirstSequencer },
+    // `npm run coverage`: statements of the server's code run by the suite, in-process servers
+    // included. Not counted: processes the tests spawn (CLI commands, `trellis serve`) and the web
+    // pages' code, which runs in Chromium.
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts'],
+      exclude: ['src/**/*.test.ts', 'src/web/**'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: '.ci-results/coverage',
+    },
   },
 });
