@@ -57,6 +57,7 @@ export default defineConfig({
       exclude: ['src/**/*.test.ts', 'src/web/**'],
       reporter: ['text-summary', 'json-summary'],
       reportsDirectory: '.ci-results/coverage',
+      reportOnFailure: true,
     },
   },
 });

@@ -13,7 +13,7 @@ import { sha256Hex } from '../platform/crypto.js';
 import { acquireLock, enclosingDataFolder, type DataDirLock } from '../platform/data-dir.js';
 import { openDatabase } from '../platform/db/index.js';
 import { badInput, conflict } from '../platform/errors.js';
-import { postToServer, readBody, requireTrellisData, trustedServerLock } from './data-access.js';
+import { postToServer, requireTrellisData, trustedServerLock } from './data-access.js';
 
 /** What `trellis backup` wrote. */
 export interface WrittenBackup {
@@ -77,8 +77,7 @@ function refuseDataFolderTarget(target: string, dataDir: string): void {
 }
 
 async function backupThroughServer(lock: DataDirLock): Promise<Buffer> {
-  const response = await postToServer(lock, '/api/internal/backup', {}, BACKUP_TIMEOUT_MS);
-  return Buffer.from(await readBody(lock, () => response.arrayBuffer(), BACKUP_TIMEOUT_MS));
+  return postToServer(lock, '/api/internal/backup', {}, BACKUP_TIMEOUT_MS);
 }
 
 async function backupFolder(config: Config): Promise<Buffer> {

@@ -21,7 +21,7 @@ import { describeAuditPage } from './audit-output.js';
 import { describeStorageStats } from './db-stats.js';
 import { backupToFile, restoreFromFile } from './backup.js';
 import { runCliCommand, type CliCommandName } from './commands.js';
-import { RemoteError, postToServer, readBody, requireTrellisData, trustedServerLock } from './data-access.js';
+import { RemoteError, postToServer, requireTrellisData, trustedServerLock } from './data-access.js';
 import { readPassword } from './password-input.js';
 
 /** Runs `trellis <command>`; resolves to the process exit code. */
@@ -286,8 +286,8 @@ async function report<R>(json: boolean | undefined, produce: () => Promise<R>, d
 async function executeCommand(config: Config, name: CliCommandName, args: Record<string, unknown>): Promise<unknown> {
   const lock = config.databaseUrl ? undefined : trustedServerLock(config.dataDir);
   if (lock?.url) {
-    const response = await postToServer(lock, '/api/internal/cli', { command: name, args });
-    return (await readBody(lock, () => response.json() as Promise<{ result: unknown }>)).result;
+    const answer = await postToServer(lock, '/api/internal/cli', { command: name, args });
+    return (JSON.parse(answer.toString('utf8')) as { result: unknown }).result;
   }
   if (!config.databaseUrl) requireTrellisData(config.dataDir);
   const { createLogger, openServices } = await import('../server.js');
