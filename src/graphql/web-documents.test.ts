@@ -1,0 +1,134 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { parse, validate } from 'graphql';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { builderModules } from './builder/index.js';
+import { buildBuilderSchema } from './schema.js';
+
+/**
+ * Every GraphQL document the web pages send (src/web), read from their source and checked against
+ * the builder schema: a field renamed, an argument dropped or a type changed on the server fails
+ * here, not in a page a browser test may not open. A document is a string or template literal
+ * starting with `query` or `mutation`; the parts it interpolates are resolved from the constants of
+ * its file and the exports of the modules it imports.
+ */
+const WEB = resolve(import.meta.dirname, '../web');
+const ROOT = resolve(import.meta.dirname, '../..');
+
+interface Found {
+  /** File and line, for messages. */
+  where: string;
+  /** File and the literal's start, which edits elsewhere in the file do not move. */
+  key: string;
+  text: string | undefined;
+}
+
+/**
+ * Documents built at run time from what no constant holds, each walked by a browser test instead:
+ * the application page's first query (the page's and a feature's queries, joined), and the
+ * designer's records browser, which calls the operations generated for the table it shows
+ * (test/e2e/designer.test.ts builds a table and browses, creates, edits and deletes its records).
+ */
+const BUILT_AT_RUN_TIME = [
+  'src/web/app/main.ts: `query AppPageAndFeature($id: ID!) { `',
+  'src/web/designer/sections/tables.tsx: `query($filter: `',
+  'src/web/designer/sections/tables.tsx: `mutation($id: ID!) { `',
+  'src/web/designer/sections/tables.tsx: `mutation($id: ID!, $data: `',
+  'src/web/designer/sections/tables.tsx: `mutation($data: `',
+];
+
+/** The start of a document: the keyword and what follows it (the word alone is code comparing names). */
+const DOCUMENT = /^\s*(query|mutation)\b\s*[\w({$]/;
+
+function sourceFiles(): string[] {
+  return readdirSync(WEB, { recursive: true, encoding: 'utf8' })
+    .filter((name) => /\.tsx?$/.test(name) && !/\.(test|d)\.tsx?$/.test(name))
+    .map((name) => join(WEB, name));
+}
+
+async function documentsOf(file: string): Promise<Found[]> {
+  const text = readFileSync(file, 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const constants = new Map<string, ts.Expression>();
+  const imported = new Map<string, string>();
+  for (const statement of source.statements) {
+    if (ts.isVariableStatement(statement)) {
+      for (const declaration of statement.declarationList.declarations) {
+        if (ts.isIdentifier(declaration.name) && declaration.initializer) constants.set(declaration.name.text, declaration.initializer);
+      }
+    } else if (ts.isImportDeclaration(statement) && ts.isStringLiteral(statement.moduleSpecifier) && statement.moduleSpecifier.text.startsWith('.')) {
+      const bindings = statement.importClause?.namedBindings;
+      if (bindings && ts.isNamedImports(bindings)) {
+        const module = resolve(dirname(file), statement.moduleSpecifier.text.replace(/\.js$/, '.ts'));
+        for (const element of bindings.elements) imported.set(element.name.text, module);
+      }
+    }
+  }
+  const exportsOf = new Map<string, Record<string, unknown>>();
+  for (const module of new Set(imported.values())) {
+    try {
+      exportsOf.set(module, (await import(module)) as Record<string, unknown>);
+    } catch {
+      // A module that cannot load outside a browser: its values stay unknown.
+    }
+  }
+
+  const evaluate = (node: ts.Expression): string | undefined => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) return node.text;
+    if (ts.isParenthesizedExpression(node)) return evaluate(node.expression);
+    if (ts.isTemplateExpression(node)) {
+      let result = node.head.text;
+      for (const span of node.templateSpans) {
+        const part = evaluate(span.expression);
+        if (part === undefined) return undefined;
+        result += part + span.literal.text;
+      }
+      return result;
+    }
+    if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken) {
+      const [left, right] = [evaluate(node.left), evaluate(node.right)];
+      return left === undefined || right === undefined ? undefined : left + right;
+    }
+    if (ts.isIdentifier(node)) {
+      const local = constants.get(node.text);
+      if (local) return evaluate(local);
+      const module = imported.get(node.text);
+      const value = module ? exportsOf.get(module)?.[node.text] : undefined;
+      return typeof value === 'string' ? value : undefined;
+    }
+    return undefined;
+  };
+
+  const found: Found[] = [];
+  const visit = (node: ts.Node) => {
+    const start = ts.isTemplateExpression(node) ? node.head.text : ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) ? node.text : undefined;
+    if (start !== undefined && DOCUMENT.test(start) && !ts.isTemplateSpan(node.parent)) {
+      const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+      found.push({ where: `${relative(ROOT, file)}:${line}`, key: `${relative(ROOT, file)}: \`${start}\``, text: evaluate(node as ts.Expression) });
+      return;
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('the web pages’ GraphQL documents', () => {
+  it('are each valid against the builder schema', async () => {
+    const schema = buildBuilderSchema(builderModules);
+    const documents = (await Promise.all(sourceFiles().map(documentsOf))).flat();
+    // The pages send dozens: a reader that found few would check nothing.
+    expect(documents.length).toBeGreaterThan(60);
+    expect(documents.filter((document) => document.text === undefined).map((document) => document.key)).toEqual(BUILT_AT_RUN_TIME);
+    const problems = documents.flatMap(({ where, text }) => {
+      if (text === undefined) return [];
+      try {
+        return validate(schema, parse(text)).map((error) => `${where}: ${error.message}`);
+      } catch (error) {
+        return [`${where}: ${(error as Error).message}`];
+      }
+    });
+    expect(problems).toEqual([]);
+  });
+});
