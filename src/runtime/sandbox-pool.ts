@@ -12,6 +12,8 @@ import {
   WITHDRAW_AFTER_MS,
   workerFor,
   workersToStart,
+  growthDueIn,
+  WaitingLine,
   type ScheduledRun,
   type ScheduledWorker,
 } from './sandbox-scheduling.js';
@@ -139,12 +141,13 @@ function workerScript(): URL {
 export class SandboxPool {
   private readonly workers = new Set<SandboxWorker>();
   /** Runs no worker has taken yet, in order of arrival. */
-  private readonly waiting: PendingRun[] = [];
+  private readonly waiting = new WaitingLine<PendingRun>();
   private starting = 0;
   private closed = false;
   private warming: Promise<void> | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private idleCheck: NodeJS.Timeout | undefined;
+  private growthCheck: NodeJS.Timeout | undefined;
   private readonly counters = { workersStarted: 0, workersStopped: 0, compiles: 0, codesSent: 0 };
 
   constructor(
@@ -205,37 +208,52 @@ export class SandboxPool {
   close(): void {
     this.closed = true;
     clearInterval(this.idleCheck);
-    for (const run of this.waiting.splice(0)) run.resolve(RUNTIME_FAILED);
+    clearTimeout(this.growthCheck);
+    for (const run of this.waiting.takeFront()) run.resolve(RUNTIME_FAILED);
     for (const worker of this.workers) if (worker.runs.length === 0) this.stop(worker);
   }
 
   /** Gives waiting runs, in fair order (see `nextFair`), to workers that may take them (see `workerFor`), and starts workers for the rest. */
   private dispatch(): void {
     if (this.closed) {
-      for (const run of this.waiting.splice(0)) run.resolve(RUNTIME_FAILED);
+      for (const run of this.waiting.takeFront()) run.resolve(RUNTIME_FAILED);
       return;
     }
     while (this.waiting.length > 0) {
-      const index = nextFair(this.waiting, this.workers, this.options.maxWorkers);
-      if (index === -1) break;
-      const run = this.waiting[index]!;
       const now = performance.now();
-      const worker = workerFor(run, this.workers, (candidate) => this.computing(candidate, now));
+      const computing = (candidate: SandboxWorker) => this.computing(candidate, now);
+      // A worker that would take no run at all takes none of these: the line is not read.
+      if (!workerFor(ANY_RUN, this.workers, computing)) break;
+      const index = nextFair(this.waiting.all, this.workers, this.options.maxWorkers, this.waiting.hooks);
+      if (index === -1) break;
+      const worker = workerFor(this.waiting.all[index]!, this.workers, computing);
       if (!worker) break;
-      this.waiting.splice(index, 1);
-      this.send(worker, run);
+      this.send(worker, this.waiting.take(index));
     }
     this.grow();
   }
 
-  /** Starts the workers `workersToStart` asks for; each ready one takes runs and lets the next start. */
+  /**
+   * Starts the workers `workersToStart` asks for; each ready one takes runs and lets the next
+   * start. Runs that have not waited long enough to start one are looked at again when they have.
+   */
   private grow(): void {
     if (this.closed) return;
-    const count = workersToStart(this.waiting, this.workers.size, this.starting, this.options.maxWorkers);
+    const now = performance.now();
+    const count = workersToStart(this.waiting.all, this.workers.size, this.starting, this.options.maxWorkers, now);
+    // Runs not yet due to start a worker: looked at again when the first is (a run already due and
+    // none started means the starting ones or the maximum hold them back; a ready worker dispatches).
+    const dueIn = count === 0 && this.workers.size + this.starting < this.options.maxWorkers ? growthDueIn(this.waiting.all, now) : undefined;
+    if (dueIn !== undefined && dueIn > 0 && !this.growthCheck) {
+      this.growthCheck = setTimeout(() => {
+        this.growthCheck = undefined;
+        this.dispatch();
+      }, dueIn);
+    }
     for (let started = 0; started < count; started++) {
       void this.launch().catch(() => {
         // Without any worker the runs would wait for good: fail the first (each failed start fails one).
-        if (this.workers.size === 0) this.waiting.shift()?.resolve(RUNTIME_FAILED);
+        if (this.workers.size === 0 && this.waiting.length > 0) this.waiting.take(0).resolve(RUNTIME_FAILED);
       });
     }
   }
@@ -363,7 +381,7 @@ export class SandboxPool {
   private watch(): void {
     const now = performance.now();
     const maxWaitMs = waitLimitMs(this.options.maxWaitMs, this.limits.wallMs);
-    for (const run of this.waiting.splice(0, expiredWaits(this.waiting, now, maxWaitMs))) {
+    for (const run of this.waiting.takeFront(expiredWaits(this.waiting.all, now, maxWaitMs))) {
       const message = `Hook not started: all ${this.options.maxWorkers} hook workers were busy for ${maxWaitMs} ms`;
       run.resolve({ outcome: { ok: false, kind: 'timeout', message }, console: [] });
     }
@@ -422,7 +440,7 @@ export class SandboxPool {
     const taken = worker.runs.slice(1).filter((run) => Atomics.compareExchange(worker.runStates, run.seq % RUN_SLOTS, QUEUED, WITHDRAWN) === QUEUED);
     if (taken.length === 0) return;
     worker.runs = worker.runs.filter((run) => !taken.includes(run));
-    this.waiting.unshift(...taken);
+    this.waiting.putBack(taken);
     this.dispatch();
   }
 
@@ -509,10 +527,13 @@ export class SandboxPool {
     }
     const queued = worker.runs.splice(0);
     if (this.closed) for (const run of queued) run.resolve(RUNTIME_FAILED);
-    else this.waiting.unshift(...queued);
+    else this.waiting.putBack(queued);
     this.dispatch();
   }
 }
+
+/** A run without host members, as `workerFor` reads it: any worker that would take no such run takes none. */
+const ANY_RUN: ScheduledRun = { cacheKey: '', exclusive: false, queued: 0 };
 
 const RUNTIME_FAILED: SandboxPoolResult = { outcome: { ok: false, kind: 'thrown', message: 'The hook runtime failed' }, console: [] };
 

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   expiredWaits,
   FLOWING_MS,
+  GROW_AFTER_MS,
+  growthDueIn,
   idleToStop,
   MAX_STARTING,
   nextFair,
@@ -9,6 +11,7 @@ import {
   PIPELINE_DEPTH,
   waitLimitMs,
   WATCHDOG_GRACE_MS,
+  WaitingLine,
   WITHDRAW_AFTER_MS,
   workerFor,
   workersToStart,
@@ -37,14 +40,27 @@ const nameOf = (chosen: TestWorker | undefined) => chosen?.name;
 
 /** Places waiting runs the way SandboxPool.dispatch does; returns the runs left waiting. */
 function dispatch(waiting: ScheduledRun[], workers: TestWorker[], maxWorkers: number): ScheduledRun[] {
-  const left = [...waiting];
+  const line = new WaitingLine<ScheduledRun>();
+  for (const run of waiting) line.push(run);
   for (;;) {
-    const index = nextFair(left, workers, maxWorkers);
-    if (index === -1) return left;
-    const taker = workerFor(left[index]!, workers, computing);
-    if (!taker) return left;
-    taker.runs.push(...left.splice(index, 1));
+    const index = nextFair(line.all, workers, maxWorkers, line.hooks);
+    if (index === -1) return [...line.all];
+    const taker = workerFor(line.all[index]!, workers, computing);
+    if (!taker) return [...line.all];
+    taker.runs.push(line.take(index));
   }
+}
+
+/** `runs` as an array that counts the reads of its elements. */
+function counted(runs: ScheduledRun[]): { line: ScheduledRun[]; reads: () => number } {
+  let reads = 0;
+  const line = new Proxy(runs, {
+    get(target, property, receiver) {
+      if (typeof property === 'string' && /^\d+$/.test(property)) reads += 1;
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
+  return { line, reads: () => reads };
 }
 
 describe('nextFair: which waiting run is placed next', () => {
@@ -110,7 +126,47 @@ describe('workerFor: which worker takes a run', () => {
     const waiting = dispatch([quick(), quick(), quick()], [busy], 4);
     expect(waiting).toEqual([]);
     expect(busy.runs).toHaveLength(7);
-    expect(workersToStart(waiting, 1, 0, 4)).toBe(0);
+    expect(workersToStart(waiting, 1, 0, 4, 0)).toBe(0);
+  });
+});
+
+describe('nextFair and WaitingLine under a long line', () => {
+  it('reads one run of a line of one hook, however long, when told how many hooks wait', () => {
+    const { line, reads } = counted(Array.from({ length: 10_000 }, () => quick('flood')));
+    expect(nextFair(line, [worker('a', [quick('flood')]), worker('b')], 8, 1)).toBe(0);
+    expect(reads()).toBe(1);
+  });
+
+  it('gives the same answer with and without the count of hooks', () => {
+    const keys = ['a', 'b', 'c'];
+    for (let seed = 1; seed <= 200; seed++) {
+      let state = seed;
+      const next = (below: number) => {
+        state = (state * 1103515245 + 12345) % 2 ** 31;
+        return state % below;
+      };
+      const line = new WaitingLine<ScheduledRun>();
+      for (let index = next(12); index >= 0; index--) line.push(quick(keys[next(3)]));
+      const workers = Array.from({ length: 1 + next(4) }, (_, index) => worker(`w${index}`, Array.from({ length: next(3) }, () => quick(keys[next(3)]))));
+      expect(nextFair(line.all, workers, 4, line.hooks), `seed ${seed}`).toBe(nextFair(line.all, workers, 4));
+    }
+  });
+
+  it('counts the hooks waiting through every change of the line', () => {
+    const line = new WaitingLine<ScheduledRun>();
+    line.push(quick('a'));
+    line.push(quick('b'));
+    line.push(quick('a'));
+    expect([line.length, line.hooks]).toEqual([3, 2]);
+    expect(line.take(1).cacheKey).toBe('b');
+    expect([line.length, line.hooks]).toEqual([2, 1]);
+    line.putBack([quick('c'), quick('a')]);
+    expect(line.all.map((run) => run.cacheKey)).toEqual(['c', 'a', 'a', 'a']);
+    expect(line.hooks).toBe(2);
+    expect(line.takeFront(2).map((run) => run.cacheKey)).toEqual(['c', 'a']);
+    expect([line.length, line.hooks]).toEqual([2, 1]);
+    expect(line.takeFront()).toHaveLength(2);
+    expect([line.length, line.hooks]).toEqual([0, 0]);
   });
 });
 
@@ -125,7 +181,37 @@ describe('workersToStart: how many workers to start', () => {
     ['room for one more worker only', [exclusive(), exclusive()], 7, 0, 8, 1],
     ['every worker running', [exclusive()], 8, 0, 8, 0],
   ])('%s', (_case, waiting, alive, starting, maxWorkers, expected) => {
-    expect(workersToStart(waiting, alive, starting, maxWorkers)).toBe(expected);
+    expect(workersToStart(waiting, alive, starting, maxWorkers, GROW_AFTER_MS)).toBe(expected);
+  });
+
+  it('starts none for runs that have waited less than GROW_AFTER_MS while a worker is alive or starting', () => {
+    const burst = Array.from({ length: 5 * PIPELINE_DEPTH }, () => quick('burst', 100));
+    expect(workersToStart(burst, 1, 0, 8, 100 + GROW_AFTER_MS - 1)).toBe(0);
+    expect(workersToStart(burst, 0, 1, 8, 100 + GROW_AFTER_MS - 1)).toBe(0);
+    expect(workersToStart(burst, 1, 0, 8, 100 + GROW_AFTER_MS)).toBe(MAX_STARTING);
+  });
+
+  it('starts one at once when no worker is alive or starting', () => {
+    expect(workersToStart([quick('first', 100)], 0, 0, 8, 100)).toBe(1);
+  });
+
+  it('counts only the runs due, the oldest first', () => {
+    const line = [...Array.from({ length: PIPELINE_DEPTH }, () => quick('old', 0)), ...Array.from({ length: 3 * PIPELINE_DEPTH }, () => quick('new', 50))];
+    expect(workersToStart(line, 1, 0, 8, GROW_AFTER_MS)).toBe(1);
+  });
+
+  it('reads no further than the workers it may start', () => {
+    const { line, reads } = counted(Array.from({ length: 10_000 }, () => exclusive('awaits', 0)));
+    expect(workersToStart(line, 1, 0, 8, GROW_AFTER_MS)).toBe(MAX_STARTING);
+    expect(reads()).toBeLessThanOrEqual(MAX_STARTING);
+  });
+});
+
+describe('growthDueIn: when runs not yet due to start a worker are looked at again', () => {
+  it('is what the first run has left to wait, 0 once due, undefined for an empty line', () => {
+    expect(growthDueIn([quick('a', 100), quick('a', 104)], 103)).toBe(GROW_AFTER_MS - 3);
+    expect(growthDueIn([quick('a', 100)], 100 + GROW_AFTER_MS + 5)).toBe(0);
+    expect(growthDueIn([], 100)).toBeUndefined();
   });
 });
 

@@ -28,6 +28,13 @@ export interface ScheduledWorker {
 export const PIPELINE_DEPTH = 8;
 /** Workers starting at a time: a start costs ~110 ms of CPU, and eight at once starve the runs in progress. */
 export const MAX_STARTING = 2;
+/**
+ * How long a run waits for the workers alive before one more is started for it. A start costs
+ * ~110 ms of CPU, far more than a burst of small runs takes to drain, and on a machine with few
+ * cores it slows the very runs it was started for (which then start more): only a line that
+ * lasts starts workers.
+ */
+export const GROW_AFTER_MS = 10;
 /** A run computing longer than this has the runs queued behind it taken back for other workers. */
 export const WITHDRAW_AFTER_MS = 5;
 /** A worker whose current run has computed less than this is taken to be working through its queue quickly. */
@@ -42,28 +49,86 @@ export const WATCHDOG_GRACE_MS = 100;
  * who then need not wait for the flood's runs to end. -1 when every waiting run is held back by
  * that cap.
  *
+ * @param hooks how many hooks have runs in `waiting`, when the caller keeps count (see
+ *   `WaitingLine`): the search stops once it has met each of them, so that a long line of one
+ *   hook costs as little as a short one.
  * @example nextFair([{ cacheKey: 'a', ... }, { cacheKey: 'b', ... }], workersRunningA, 4) // 1: 'b' holds no worker
  */
-export function nextFair(waiting: readonly ScheduledRun[], workers: Iterable<ScheduledWorker>, maxWorkers: number): number {
+export function nextFair(waiting: readonly ScheduledRun[], workers: Iterable<ScheduledWorker>, maxWorkers: number, hooks = Infinity): number {
   const cap = Math.max(1, maxWorkers - 1);
   const held = new Map<string, number>();
   let best = -1;
   let bestHeld = Infinity;
-  for (let index = 0; index < waiting.length; index++) {
+  for (let index = 0; index < waiting.length && held.size < hooks; index++) {
     const key = waiting[index]!.cacheKey;
-    let count = held.get(key);
-    if (count === undefined) {
-      count = 0;
-      for (const worker of workers) if (worker.runs.some((run) => run.cacheKey === key)) count += 1;
-      held.set(key, count);
-      if (count === 0) return index;
-    }
+    if (held.has(key)) continue;
+    let count = 0;
+    for (const worker of workers) if (worker.runs.some((run) => run.cacheKey === key)) count += 1;
+    held.set(key, count);
+    if (count === 0) return index;
     if (count < cap && count < bestHeld) {
       best = index;
       bestHeld = count;
     }
   }
   return best;
+}
+
+/**
+ * The runs no worker has taken yet, oldest first, with a count of them per hook (by code) so that
+ * placing one costs the same for a line of ten runs and one of ten thousand: under a burst the
+ * line grows, and a cost that grew with it would slow the server's thread just when it is needed.
+ */
+export class WaitingLine<R extends ScheduledRun> {
+  private runs: R[] = [];
+  private readonly perHook = new Map<string, number>();
+
+  get length(): number {
+    return this.runs.length;
+  }
+
+  /** How many hooks have runs waiting. */
+  get hooks(): number {
+    return this.perHook.size;
+  }
+
+  /** The runs in line, oldest first (read only: change the line through its methods). */
+  get all(): readonly R[] {
+    return this.runs;
+  }
+
+  /** A run that has just arrived: at the back. */
+  push(run: R): void {
+    this.runs.push(run);
+    this.count(run, 1);
+  }
+
+  /** Runs taken back from a worker, older than those in line: at the front. */
+  putBack(runs: readonly R[]): void {
+    if (runs.length === 0) return;
+    this.runs.unshift(...runs);
+    for (const run of runs) this.count(run, 1);
+  }
+
+  /** Takes the run at `index` out of the line. */
+  take(index: number): R {
+    const [run] = index === 0 ? [this.runs.shift()!] : this.runs.splice(index, 1);
+    this.count(run!, -1);
+    return run!;
+  }
+
+  /** Takes the first `count` runs (all when omitted) out of the line. */
+  takeFront(count = this.runs.length): R[] {
+    const taken = this.runs.splice(0, count);
+    for (const run of taken) this.count(run, -1);
+    return taken;
+  }
+
+  private count(run: R, by: number): void {
+    const now = (this.perHook.get(run.cacheKey) ?? 0) + by;
+    if (now > 0) this.perHook.set(run.cacheKey, now);
+    else this.perHook.delete(run.cacheKey);
+  }
 }
 
 /**
@@ -101,15 +166,34 @@ export function workerFor<W extends ScheduledWorker>(run: ScheduledRun, workers:
 }
 
 /**
- * How many workers to start now for the runs still waiting: one per exclusive run and one per
- * PIPELINE_DEPTH others, at most MAX_STARTING starting at a time and at most `maxWorkers` in all
- * (`alive` started, `starting` on their way).
+ * How many workers to start now for the runs still waiting (oldest first): one per exclusive run
+ * and one per PIPELINE_DEPTH others, counting only the runs that have waited GROW_AFTER_MS or more
+ * (every run when no worker is alive or starting), at most MAX_STARTING starting at a time and at
+ * most `maxWorkers` in all (`alive` started, `starting` on their way). It reads the line only as
+ * far as it needs to.
  */
-export function workersToStart(waiting: readonly ScheduledRun[], alive: number, starting: number, maxWorkers: number): number {
-  if (waiting.length === 0) return 0;
-  const exclusive = waiting.filter((run) => run.exclusive).length;
-  const needed = exclusive + Math.ceil((waiting.length - exclusive) / PIPELINE_DEPTH);
-  return Math.max(0, Math.min(Math.min(needed, MAX_STARTING) - starting, maxWorkers - alive - starting));
+export function workersToStart(waiting: readonly ScheduledRun[], alive: number, starting: number, maxWorkers: number, now: number): number {
+  // The workers starting count towards those needed.
+  const cap = Math.min(MAX_STARTING, maxWorkers - alive);
+  if (cap - starting <= 0) return 0;
+  const anyAge = alive + starting === 0;
+  let exclusive = 0;
+  let others = 0;
+  let needed = 0;
+  for (const run of waiting) {
+    if (!anyAge && now - run.queued < GROW_AFTER_MS) break;
+    if (run.exclusive) exclusive += 1;
+    else others += 1;
+    needed = exclusive + Math.ceil(others / PIPELINE_DEPTH);
+    if (needed >= cap) break;
+  }
+  return Math.max(0, Math.min(needed, cap) - starting);
+}
+
+/** In how many ms the first run of `waiting` (the oldest) will have waited GROW_AFTER_MS, 0 if it has; undefined when nothing waits. */
+export function growthDueIn(waiting: readonly ScheduledRun[], now: number): number | undefined {
+  const first = waiting[0];
+  return first ? Math.max(0, first.queued + GROW_AFTER_MS - now) : undefined;
 }
 
 /**
