@@ -205,7 +205,9 @@ describe('the designer', () => {
     await page.getByRole('button', { name: 'Restore version 1' }).click();
     await page.getByRole('row', { name: /^3 draft/ }).waitFor();
     expect((await gqlData(owner, '{ feature(_id: "order-list") { version customCode } }')).feature.customCode).toContain('New page');
-    await page.getByRole('button', { name: 'Restore version 2' }).click();
+    await page.getByRole('textbox', { name: 'Feature code' }).getByText('New page').waitFor();
+    // Below the preview, whose frame settles after the scroll: the click waits for the page to paint.
+    await clickAfterScroll(page.getByRole('button', { name: 'Restore version 2' }));
     await page.getByRole('row', { name: /^4 draft/ }).waitFor();
     await clickAfterScroll(page.getByRole('button', { name: 'Publish' }));
     await page.getByText('published v5').first().waitFor();
@@ -250,6 +252,11 @@ describe('the designer', () => {
     await page.getByRole('list', { name: 'Problems in the code' }).getByText(/NOT_THERE/).waitFor();
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText(/^version 2 · saved/).waitFor();
+    // A toast tells; it never takes a click meant for what lies under it.
+    const toast = page.getByRole('status').getByText('Saved version 2 of echo');
+    const box = (await toast.boundingBox())!;
+    const hit = await page.evaluate(([x, y]) => document.elementFromPoint(x!, y!)?.closest('[role="status"]')?.textContent ?? null, [box.x + box.width / 2, box.y + box.height / 2]);
+    expect(hit).toBeNull();
     await page.getByRole('button', { name: 'Send test request' }).click();
     const answer = page.getByRole('status', { name: 'Test run answer' });
     await answer.getByText('HTTP 200').waitFor();
