@@ -32,7 +32,7 @@ export async function startTestServer(extraEnv: Record<string, string> = {}): Pr
   const env: Record<string, string> = { ...TEST_ENV, TRELLIS_DATA_DIR: dataDir, ...extraEnv };
   let dropDatabase = async () => {};
   if (usingPostgres && !extraEnv.TRELLIS_DATABASE_URL) {
-    const database = await createPostgresDatabase();
+    const database = await createPostgresDatabase(inject('postgresTemplate'));
     env.TRELLIS_DATABASE_URL = database.url;
     dropDatabase = database.drop;
   } else if (!usingPostgres) {
@@ -80,10 +80,14 @@ export async function freshDataEnv(cleanups: (() => Promise<void> | void)[], pre
   return { TRELLIS_DATA_DIR: dir };
 }
 
-/** A new, empty PostgreSQL database on the local server, and a function that drops it. */
-export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * A new PostgreSQL database on the local server, and a function that drops it: empty, or a copy of
+ * `template` (the suite's migrated and bootstrapped one, as test servers on the embedded database
+ * start from a copy of its template folder).
+ */
+export async function createPostgresDatabase(template?: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `trellis_test_${randomSecret(9).toLowerCase().replace(/[^a-z0-9]/g, '')}`;
-  await adminQuery(`create database ${name}`);
+  await adminQuery(template ? `create database ${name} template ${template}` : `create database ${name}`);
   return {
     url: ADMIN_URL.replace(/\/[^/]*$/, `/${name}`),
     drop: () => dropDatabase(name),

@@ -20,7 +20,7 @@ export interface TestServices {
 /**
  * The services of a deployment in this process, without HTTP: for the domain's rules, asserted on
  * the service functions every adapter calls (issue 24). The data is a copy of the embedded template
- * (or, in the PostgreSQL suite, a new database), as for `startTestServer`; what crosses the wire
+ * folder (or, in the PostgreSQL suite, of the template database), as for `startTestServer`; what crosses the wire
  * (status codes, media types, MCP and GraphQL shapes) stays in the end-to-end tests.
  */
 export async function startTestServices(extraEnv: Record<string, string> = {}): Promise<TestServices> {
@@ -28,7 +28,7 @@ export async function startTestServices(extraEnv: Record<string, string> = {}): 
   const env: Record<string, string> = { ...TEST_ENV, TRELLIS_DATA_DIR: dataDir, ...extraEnv };
   let dropDatabase = async () => {};
   if (usingPostgres) {
-    const database = await createPostgresDatabase();
+    const database = await createPostgresDatabase(inject('postgresTemplate'));
     env.TRELLIS_DATABASE_URL = database.url;
     dropDatabase = database.drop;
   } else {
