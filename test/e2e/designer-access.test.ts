@@ -282,6 +282,8 @@ describe('data access by role', () => {
     }
     const glossary = page.getByRole('group').filter({ has: page.getByText('What each permission allows', { exact: true }) });
     await page.getByText('What each permission allows', { exact: true }).click();
+    // Open, it shows the last meaning: what is read below is what a reader sees.
+    await glossary.getByRole('definition').last().waitFor();
     const terms = await glossary.getByRole('term').allTextContents();
     const definitions = await glossary.getByRole('definition').allTextContents();
     expect(terms.map((term, index) => ({ permission: term, allows: definitions[index] }))).toEqual(PERMISSIONS.map((permission) => ({ permission, allows: PERMISSION_MEANINGS[permission] })));
