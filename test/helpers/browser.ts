@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page, type Request } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page, type Request } from 'playwright-core';
 import { expect } from 'vitest';
 
 /** Debian's chromium; `.ci/run` installs it when missing. */
@@ -13,64 +13,10 @@ export const SCREENSHOT_DIR = join(process.cwd(), '.ci-results', 'screenshots');
 export const DESKTOP = { width: 1280, height: 800 } as const;
 export const PHONE = { width: 390, height: 844 } as const;
 
-let shared: Promise<Browser> | undefined;
-
-/**
- * Headless Chromium (no sandbox: tests run as root) for one test file. The files of a worker run
- * one after the other in one process (D45) and share one browser: a launch costs 1.5-2 s, 14 files
- * launched one each. Each file gets a lease on it: `newContext` and `newPage` as the browser's,
- * and `close()` closes the contexts the file opened (their pages with them), not the browser, which
- * ends with the worker. Contexts share nothing (cookies, storage, cache), so files stay apart.
- */
+/** Launches headless Chromium (no sandbox: tests run as root). */
 export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) throw new Error(`${CHROMIUM_PATH} is missing: apt-get install -y chromium`);
-  shared ??= chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] }).then(
-    (browser) => {
-      browser.once('disconnected', () => (shared = undefined));
-      return browser;
-    },
-    (error: unknown) => {
-      shared = undefined;
-      throw error;
-    },
-  );
-  const browser = await shared;
-  if (!browser.isConnected()) {
-    shared = undefined;
-    return launchBrowser();
-  }
-  return lease(browser);
-}
-
-/** `browser` as one file sees it: see launchBrowser. */
-function lease(browser: Browser): Browser {
-  const opened = new Set<BrowserContext>();
-  const newContext: Browser['newContext'] = async (options) => {
-    const context = await browser.newContext(options);
-    opened.add(context);
-    context.once('close', () => opened.delete(context));
-    return context;
-  };
-  const overrides: Partial<Browser> = {
-    newContext,
-    // As Browser.newPage: a context of its own that closes with the page.
-    newPage: async (options) => {
-      const context = await newContext(options);
-      const page = await context.newPage();
-      page.once('close', () => void context.close().catch(() => {}));
-      return page;
-    },
-    close: async () => {
-      await Promise.all([...opened].map((context) => context.close().catch(() => {})));
-    },
-  };
-  return new Proxy(browser, {
-    get(target, property) {
-      if (Object.hasOwn(overrides, property)) return overrides[property as keyof Browser];
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 }
 
 /**
