@@ -63,7 +63,8 @@ export default function HookRunCharts({ hookId }: { hookId: string }) {
       </h3>
       <p className="muted" style={{ margin: '0 0 .5rem' }} aria-label="Run summary">
         {runs} {runs === 1 ? 'run' : 'runs'}, {failures} {failures === 1 ? 'failure' : 'failures'}
-        {runs ? `, p95 duration up to ${slowest} ms` : ''}. Every run is counted here; the run log below keeps every failure, a sample of the successes and the latest run.
+        {runs ? `, p95 duration up to ${slowest} ms` : ''}. Every run is counted here at the end of its {per === 'minute' ? per : `${per} period`} (a run
+        just made shows in the run log first); the run log below keeps every failure, a sample of the successes and the latest run.
       </p>
       <div style={{ display: 'flex', flexWrap: 'wrap', gap: '1rem' }}>
         <RunsChart periods={periods} per={per} />
