@@ -220,10 +220,17 @@ describe('the application page on a bad day', () => {
     await page.goto(`${server.url}/app`);
     await page.getByRole('heading', { level: 1, name: 'Test app' }).waitFor();
     const back = await serverAway(page, ['**/app/frame*', '**/healthz']);
+    const frameLoads: string[] = [];
+    page.on('request', (request) => request.url().includes('/app/frame') && frameLoads.push(request.url()));
     await nav(page).getByRole('link', { name: 'Orders' }).click();
     await failure(page).filter({ hasText: `Orders could not be loaded. ${UNREACHABLE}` }).waitFor();
     await expectNoLoadingText(page);
     expect(await page.locator('iframe').count()).toBe(0);
+    // The page's data still answers: that is no sign the frame would load now. The page waits for
+    // the server's health instead of loading the frame again and again (it did, in a loop).
+    await page.waitForTimeout(1500);
+    expect(frameLoads).toHaveLength(1);
+    await expectNoLoadingText(page);
     await back();
     await page.frameLocator('iframe[title="Orders"]').getByRole('cell', { name: 'First order' }).waitFor({ timeout: 30_000 });
     expect(await failure(page).count()).toBe(0);

@@ -30,6 +30,13 @@ const listeners = new Set<Listener>();
 let reachable = true;
 let timer: ReturnType<typeof setTimeout> | undefined;
 let delay = 0;
+/**
+ * Counts the reports of an unreachable server. An answer to a request sent before the last such
+ * report is older news than it: it does not make the server reachable again. Otherwise a request
+ * that answers just after another failed (the server reached for one path and not another) would
+ * retry every failed load at once, and again each time it failed: a loop.
+ */
+let failures = 0;
 /** Probe delays: soon at first, then every 10 s at most. */
 const FIRST_DELAY_MS = 1000;
 const MAX_DELAY_MS = 10_000;
@@ -52,12 +59,18 @@ function set(next: boolean) {
 
 /** Records that a request did not reach the server, and starts probing until it answers. */
 export function reportUnreachable(): void {
+  failures += 1;
   set(false);
   if (timer === undefined) schedule(FIRST_DELAY_MS);
 }
 
-/** Records an answer from the server (any HTTP status that is not a gateway's "down"). */
-export function reportReachable(): void {
+/**
+ * Records an answer from the server (any HTTP status that is not a gateway's "down") to a request
+ * sent when `sentAfter` failures had been reported; an answer to a request older than the last
+ * failure changes nothing.
+ */
+export function reportReachable(sentAfter = failures): void {
+  if (sentAfter !== failures) return;
   if (timer !== undefined) clearTimeout(timer);
   timer = undefined;
   delay = 0;
@@ -75,21 +88,24 @@ function schedule(ms: number) {
 export async function probe(): Promise<boolean> {
   if (timer !== undefined) clearTimeout(timer);
   timer = undefined;
+  const sentAfter = failures;
   try {
     const response = await fetch('/healthz', { cache: 'no-store' });
     if (!GATEWAY_DOWN.has(response.status)) {
-      reportReachable();
-      return true;
+      reportReachable(sentAfter);
+      if (reachable) return true;
     }
   } catch {
     // Still unreachable: probe again later.
   }
-  if (!reachable) schedule(Math.min(MAX_DELAY_MS, Math.max(FIRST_DELAY_MS, delay * 2)));
+  // (A failure reported while this probe was out has scheduled the next one already.)
+  if (!reachable && timer === undefined) schedule(Math.min(MAX_DELAY_MS, Math.max(FIRST_DELAY_MS, delay * 2)));
   return false;
 }
 
 /** fetch() that reports whether the server was reached, and throws ServerUnreachableError when it was not. */
 export async function reachingFetch(input: string, init?: RequestInit): Promise<Response> {
+  const sentAfter = failures;
   let response: Response;
   try {
     response = await fetch(input, init);
@@ -102,7 +118,7 @@ export async function reachingFetch(input: string, init?: RequestInit): Promise<
     reportUnreachable();
     throw new ServerUnreachableError();
   }
-  reportReachable();
+  reportReachable(sentAfter);
   return response;
 }
 
