@@ -34,10 +34,25 @@ const MODE_INDEPENDENT = [
   'src/layering.test.ts',
 ];
 
+/**
+ * `.ci/run` runs the two suites side by side (TRELLIS_TEST_SIDE_BY_SIDE=1), and the PostgreSQL one,
+ * which has no browser file, ends first: these mode-independent files run in it there instead, so
+ * that both end together. `npm test` alone runs them as always.
+ */
+const IN_POSTGRES_SUITE_SIDE_BY_SIDE = ['test/e2e/designer-a11y.test.ts', 'src/runtime/sandbox-pool.test.ts'];
+
+const postgresSuite = process.env.TRELLIS_TEST_DATABASE === 'postgres';
+const sideBySide = process.env.TRELLIS_TEST_SIDE_BY_SIDE === '1';
+const excluded = postgresSuite
+  ? MODE_INDEPENDENT.filter((file) => !(sideBySide && IN_POSTGRES_SUITE_SIDE_BY_SIDE.includes(file)))
+  : sideBySide
+    ? IN_POSTGRES_SUITE_SIDE_BY_SIDE
+    : [];
+
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: ['**/node_modules/**', ...(process.env.TRELLIS_TEST_DATABASE === 'postgres' ? MODE_INDEPENDENT : [])],
+    exclude: ['**/node_modules/**', ...excluded],
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

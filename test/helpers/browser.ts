@@ -66,7 +66,7 @@ export function trackRequests(page: Page): Page {
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const path = join(SCREENSHOT_DIR, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  if (!process.env.NOSHOT) await page.screenshot({ path, fullPage: true });
   return path;
 }
 
@@ -91,8 +91,9 @@ export interface AxeOptions {
 
 /** Runs axe-core in the page and returns its serious and critical violations. */
 export async function axeViolations(page: Page, options: AxeOptions = {}): Promise<AxeViolation[]> {
-  // evaluate, not a script tag: the pages' Content-Security-Policy refuses inline scripts.
-  await page.evaluate(axeSource);
+  // evaluate, not a script tag: the pages' Content-Security-Policy refuses inline scripts. Once per
+  // document: the designer moves between its sections without loading a new one.
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(axeSource);
   const violations = await page.evaluate(async ({ allRules, exclude }) => {
     interface Axe {
       getRules(): { ruleId: string }[];
