@@ -39,7 +39,12 @@ const MODE_INDEPENDENT = [
  * which has no browser file, ends first: these mode-independent files run in it there instead, so
  * that both end together. `npm test` alone runs them as always.
  */
-const IN_POSTGRES_SUITE_SIDE_BY_SIDE = ['test/e2e/designer-a11y.test.ts', 'src/runtime/sandbox-pool.test.ts'];
+const IN_POSTGRES_SUITE_SIDE_BY_SIDE = [
+  'test/e2e/designer-a11y.test.ts',
+  'test/e2e/designer.test.ts',
+  'test/e2e/designer-walk.test.ts',
+  'src/runtime/sandbox-pool.test.ts',
+];
 
 const postgresSuite = process.env.TRELLIS_TEST_DATABASE === 'postgres';
 const sideBySide = process.env.TRELLIS_TEST_SIDE_BY_SIDE === '1';
@@ -64,8 +69,9 @@ export default defineConfig({
     isolate: false,
     sequence: { sequencer: LongestFirstSequencer },
     // `npm run coverage`: statements of the server's code run by the suite, in-process servers
-    // included. Not counted: processes the tests spawn (CLI commands, `trellis serve`) and the web
-    // pages' code, which runs in Chromium.
+    // and CLI commands included (`runTrellis` runs them in the worker). Not counted: processes the
+    // tests spawn (`trellis serve`, the few commands run as a binary) and the web pages' code, which
+    // runs in Chromium.
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts'],

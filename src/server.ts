@@ -140,9 +140,10 @@ async function createContext(config: Config, database: DatabaseHandle, logger: L
 
 /**
  * The process's logger: JSON lines on standard output (pino), or readable lines when
- * TRELLIS_LOG_FORMAT is pretty (or auto, the default, and standard output is a terminal).
+ * TRELLIS_LOG_FORMAT is pretty (or auto, the default, and `out` is a terminal). A CLI command
+ * passes its own output.
  */
-export function createLogger(config: Config): Logger {
+export function createLogger(config: Config, out: LogOutput = process.stdout): Logger {
   const options = {
     level: config.logLevel,
     redact: {
@@ -150,8 +151,13 @@ export function createLogger(config: Config): Logger {
       censor: '[redacted]',
     },
   };
-  return logFormatOf(config) === 'pretty' ? pino(options, prettyDestination(process.stdout)) : pino(options);
+  if (resolveLogFormat(config.logFormat, out.isTTY === true) === 'pretty') return pino(options, prettyDestination(out));
+  // Standard output pino writes by itself (sonic-boom); another output (a CLI command's) as given.
+  return out === process.stdout ? pino(options) : pino(options, out);
 }
+
+/** Where a logger writes its lines: standard output, or a CLI command's output. */
+type LogOutput = { write(text: string): unknown; isTTY?: boolean };
 
 function logFormatOf(config: Config): LogFormat {
   return resolveLogFormat(config.logFormat, process.stdout.isTTY === true);

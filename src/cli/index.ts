@@ -23,9 +23,10 @@ import { backupToFile, restoreFromFile } from './backup.js';
 import { runCliCommand, type CliCommandName } from './commands.js';
 import { RemoteError, postToServer, requireTrellisData, trustedServerLock } from './data-access.js';
 import { readPassword } from './password-input.js';
+import { PROCESS_IO, printLine, type CliIo } from './io.js';
 
-/** Runs `trellis <command>`; resolves to the process exit code. */
-export async function runCli(argv: string[]): Promise<number> {
+/** Runs `trellis <command>` with `io` (the process's own by default); resolves to the exit code. */
+export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<number> {
   let exitCode = 0;
   // With --json, a usage error (a missing option, an unknown command) is JSON on stdout too, without the help.
   const json = argv.includes('--json');
@@ -34,9 +35,11 @@ export async function runCli(argv: string[]): Promise<number> {
     .version(trellisVersion(), '-v, --version', 'print the version')
     .exitOverride()
     .configureOutput({
+      writeOut: (text) => void io.stdout.write(text),
+      writeErr: (text) => void io.stderr.write(text),
       outputError: (text, write) => {
         if (!json) return write(text);
-        process.stdout.write(`${JSON.stringify({ error: { code: 'BAD_USAGE', message: text.trim().replace(/^error: /, '') } })}\n`);
+        printLine(io.stdout, JSON.stringify({ error: { code: 'BAD_USAGE', message: text.trim().replace(/^error: /, '') } }));
       },
     })
     .showHelpAfterError(!json);
@@ -61,7 +64,7 @@ export async function runCli(argv: string[]): Promise<number> {
       .allowUnknownOption()
       .option('--json', 'print JSON')
       .action(async (value: string, options: Options) => {
-        exitCode = await runDataCommand(command, { ...options, [argument.field]: value }, describe);
+        exitCode = await runDataCommand(io, command, { ...options, [argument.field]: value }, describe);
       });
 
   program
@@ -71,7 +74,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .action(async () => {
       // The server's modules are loaded only by the commands that need them: the others start in a fraction of the time.
       const { serve } = await import('./serve.js');
-      exitCode = await serve(loadConfig());
+      exitCode = await serve(loadConfig(io.env));
     });
 
   const user = program.command('user').description('Manage users');
@@ -85,8 +88,8 @@ export async function runCli(argv: string[]): Promise<number> {
     .option('--name <name>', 'display name', '')
     .option('--json', 'print JSON')
     .action(async ({ passwordStdin, ...options }) => {
-      const withPassword = async (args: Record<string, unknown>) => ({ ...args, password: await readPassword({ password: options.password, stdin: passwordStdin === true }) });
-      exitCode = await runDataCommand(
+      const withPassword = async (args: Record<string, unknown>) => ({ ...args, password: await readPassword({ password: options.password, stdin: passwordStdin === true }, io.stdin, io.stderr) });
+      exitCode = await runDataCommand(io, 
         'user create',
         options,
         (user: { _id: string; email: string; roleName: string }) => `Created user ${user.email} (_id ${user._id}, role ${user.roleName})`,
@@ -98,7 +101,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .description('List the users: e-mail, role, enabled or disabled, owner')
     .option('--json', 'print JSON')
     .action(async (options) => {
-      exitCode = await runDataCommand('user list', options, describeUsers);
+      exitCode = await runDataCommand(io, 'user list', options, describeUsers);
     });
   const userArgument = { name: 'user', description: 'e-mail address or _id', field: 'user' };
   byIdCommand(user, 'disable', 'Disable a user: their sessions end and their MCP keys and acting integrations stop working', userArgument, 'user disable', describeUserChange);
@@ -122,7 +125,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .option('--name <name>', 'name of the key', 'cli key')
     .option('--json', 'print JSON')
     .action(async (options) => {
-      exitCode = await runDataCommand('key create', options, (created: CreatedMcpApiKey) =>
+      exitCode = await runDataCommand(io, 'key create', options, (created: CreatedMcpApiKey) =>
         [
           created.apiKey,
           `MCP API key '${created.key.name}' for ${options.email} (_id ${created.key._id}, scopes ${created.key.scopes.join(',')}, ` +
@@ -137,7 +140,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .option('--user <user>', "only this user's keys (e-mail address or _id)")
     .option('--json', 'print JSON')
     .action(async (options) => {
-      exitCode = await runDataCommand('key list', options, describeKeys);
+      exitCode = await runDataCommand(io, 'key list', options, describeKeys);
     });
   byIdCommand(key, 'revoke', 'Revoke an MCP key; it stops authenticating at once', { name: 'id', description: '_id of the key (see trellis key list)', field: 'id' }, 'key revoke', describeRevokedKey);
 
@@ -149,7 +152,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .option('--role <role>', "the role (name or _id) whose data-access rules it acts with; without, it reaches every record")
     .option('--json', 'print JSON')
     .action(async (options) => {
-      exitCode = await runDataCommand('integration create', options, (created: CreatedIntegrationKey) =>
+      exitCode = await runDataCommand(io, 'integration create', options, (created: CreatedIntegrationKey) =>
         [
           `clientId: ${created.clientId}`,
           `apiKey: ${created.apiKey}`,
@@ -163,7 +166,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .description('List the integration keys: name, clientId, creation (never the apiKey)')
     .option('--json', 'print JSON')
     .action(async (options) => {
-      exitCode = await runDataCommand('integration list', options, describeIntegrations);
+      exitCode = await runDataCommand(io, 'integration list', options, describeIntegrations);
     });
   byIdCommand(
     integration,
@@ -184,7 +187,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .option('--before <cursor>', 'the cursor printed after a full page, to read older e-mails')
     .option('--json', 'print JSON')
     .action(async (options) => {
-      exitCode = await runDataCommand('mail list', options, describeOutbox);
+      exitCode = await runDataCommand(io, 'mail list', options, describeOutbox);
     });
 
   program
@@ -194,7 +197,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .option('--force', 'replace <file> if it exists')
     .option('--json', 'print JSON')
     .action(async (file: string, options: { force?: boolean; json?: boolean }) => {
-      exitCode = await report(options.json, () => backupToFile(loadConfig(), file, options), describeWrittenBackup);
+      exitCode = await report(io, options.json, () => backupToFile(loadConfig(io.env), file, options), describeWrittenBackup);
     });
 
   program
@@ -204,7 +207,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .option('--force', 'replace the Trellis data of a folder that holds some (no server may hold it)')
     .option('--json', 'print JSON')
     .action(async (file: string, options: { force?: boolean; json?: boolean }) => {
-      exitCode = await report(options.json, () => restoreFromFile(loadConfig(), file, options), describeRestoredBackup);
+      exitCode = await report(io, options.json, () => restoreFromFile(loadConfig(io.env), file, options), describeRestoredBackup);
     });
 
   program
@@ -220,7 +223,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .option('--before <cursor>', 'the cursor printed after a full page, to read older entries')
     .option('--json', 'print JSON')
     .action(async (options) => {
-      exitCode = await runDataCommand('audit list', options, describeAuditPage);
+      exitCode = await runDataCommand(io, 'audit list', options, describeAuditPage);
     });
 
   program
@@ -230,7 +233,7 @@ export async function runCli(argv: string[]): Promise<number> {
     .description('Size per table and index, rows, dead rows, last vacuums, what the run log and the MCP audit keep, and the data folder size (through the running server if one holds the folder)')
     .option('--json', 'print JSON')
     .action(async (options) => {
-      exitCode = await runDataCommand('db stats', options, describeStorageStats);
+      exitCode = await runDataCommand(io, 'db stats', options, describeStorageStats);
     });
 
   try {
@@ -238,7 +241,7 @@ export async function runCli(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
     if (error instanceof ConfigError) {
-      console.error(error.message);
+      printLine(io.stderr, error.message);
       return 2;
     }
     throw error;
@@ -254,36 +257,37 @@ type Options = Record<string, unknown> & { json?: boolean };
  * arguments what the options do not carry (a password read from standard input).
  */
 export async function runDataCommand<R>(
+  io: CliIo,
   name: CliCommandName,
   options: Options,
   describe: (result: R) => string,
   complete?: (args: Record<string, unknown>) => Promise<Record<string, unknown>>,
 ): Promise<number> {
   const { json, ...args } = options;
-  return report(json, async () => executeCommand(loadConfig(), name, complete ? await complete(args) : args) as Promise<R>, describe);
+  return report(io, json, async () => executeCommand(io, loadConfig(io.env), name, complete ? await complete(args) : args) as Promise<R>, describe);
 }
 
 /** Prints what `produce` resolves to (as JSON with `json`) and returns 0, or prints its error and returns 1. */
-async function report<R>(json: boolean | undefined, produce: () => Promise<R>, describe: (result: R) => string): Promise<number> {
+async function report<R>(io: CliIo, json: boolean | undefined, produce: () => Promise<R>, describe: (result: R) => string): Promise<number> {
   try {
     const result = await produce();
-    console.log(json ? JSON.stringify(result, null, 2) : describe(result));
+    printLine(io.stdout, json ? JSON.stringify(result, null, 2) : describe(result));
     return 0;
   } catch (error) {
     if (error instanceof ConfigError) {
       // The same answer as `serve` gives: the message naming each bad variable, exit 2.
-      if (json) console.log(JSON.stringify({ error: { code: 'BAD_CONFIGURATION', message: error.message } }));
-      else console.error(error.message);
+      if (json) printLine(io.stdout, JSON.stringify({ error: { code: 'BAD_CONFIGURATION', message: error.message } }));
+      else printLine(io.stderr, error.message);
       return 2;
     }
     const message = error instanceof TrellisError || error instanceof RemoteError ? error.message : String((error as Error).message ?? error);
-    if (json) console.log(JSON.stringify({ error: { code: (error as { code?: string }).code ?? 'ERROR', message } }));
-    else console.error(`Error: ${message}`);
+    if (json) printLine(io.stdout, JSON.stringify({ error: { code: (error as { code?: string }).code ?? 'ERROR', message } }));
+    else printLine(io.stderr, `Error: ${message}`);
     return 1;
   }
 }
 
-async function executeCommand(config: Config, name: CliCommandName, args: Record<string, unknown>): Promise<unknown> {
+async function executeCommand(io: CliIo, config: Config, name: CliCommandName, args: Record<string, unknown>): Promise<unknown> {
   const lock = config.databaseUrl ? undefined : trustedServerLock(config.dataDir);
   if (lock?.url) {
     const answer = await postToServer(lock, '/api/internal/cli', { command: name, args });
@@ -291,7 +295,7 @@ async function executeCommand(config: Config, name: CliCommandName, args: Record
   }
   if (!config.databaseUrl) requireTrellisData(config.dataDir);
   const { createLogger, openServices } = await import('../server.js');
-  const opened = await openServices({ ...config, logLevel: 'warn' }, createLogger({ ...config, logLevel: 'warn' }));
+  const opened = await openServices({ ...config, logLevel: 'warn' }, createLogger({ ...config, logLevel: 'warn' }, io.stdout));
   try {
     return await runCliCommand(opened.services, name, args);
   } finally {

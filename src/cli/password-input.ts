@@ -1,4 +1,5 @@
 import type { ReadStream } from 'node:tty';
+import type { TextOutput } from './io.js';
 
 /** A command line the CLI cannot act on; printed like commander's own usage errors. */
 export class UsageError extends Error {
@@ -16,14 +17,18 @@ const MAX_STDIN_CHARS = 64 * 1024;
  * Throws UsageError (BAD_USAGE) for both options, an empty first line, two answers that differ,
  * a cancelled question, or neither option without a terminal.
  */
-export async function readPassword(options: { password?: string; stdin: boolean }, input: NodeJS.ReadStream = process.stdin): Promise<string> {
+export async function readPassword(
+  options: { password?: string; stdin: boolean },
+  input: NodeJS.ReadStream = process.stdin,
+  prompts: TextOutput = process.stderr,
+): Promise<string> {
   if (options.stdin && options.password !== undefined) throw new UsageError('give the password either with --password or with --password-stdin, not both');
   if (options.password !== undefined) return options.password;
   if (options.stdin) return firstLine(input);
   if (!input.isTTY) {
     throw new UsageError('a password is required: send it on standard input with --password-stdin, or run the command in a terminal to be asked for it');
   }
-  return askTwice(input as ReadStream);
+  return askTwice(input as ReadStream, prompts);
 }
 
 async function firstLine(input: NodeJS.ReadStream): Promise<string> {
@@ -39,14 +44,14 @@ async function firstLine(input: NodeJS.ReadStream): Promise<string> {
 }
 
 /** Asks in the terminal with echo off (raw mode), on standard error so that --json output stays clean. */
-async function askTwice(input: ReadStream): Promise<string> {
+async function askTwice(input: ReadStream, prompts: TextOutput): Promise<string> {
   const lines = hiddenLines(input);
   try {
-    process.stderr.write('Password: ');
+    prompts.write('Password: ');
     const first = await lines.next();
-    process.stderr.write('\nRepeat the password: ');
+    prompts.write('\nRepeat the password: ');
     const second = await lines.next();
-    process.stderr.write('\n');
+    prompts.write('\n');
     if (first !== second) throw new UsageError('the two passwords differ; nothing was created');
     return first;
   } finally {

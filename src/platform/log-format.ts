@@ -49,7 +49,7 @@ export function prettyLine(json: string, colours = false): string {
  *
  * @example pino({ level: 'info' }, prettyDestination(process.stdout))
  */
-export function prettyDestination(out: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): { write(line: string): void } {
+export function prettyDestination(out: { write(text: string): unknown; isTTY?: boolean } = process.stdout): { write(line: string): void } {
   const colours = out.isTTY === true;
   return { write: (line: string) => void out.write(prettyLine(line, colours)) };
 }

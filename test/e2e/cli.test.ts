@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { readLiveLock } from '../../src/platform/data-dir.js';
 import { openServices } from '../../src/server.js';
 import { OWNER } from '../helpers/env.js';
-import { TRELLIS_BIN, runTrellis, spawnServer } from '../helpers/process.js';
+import { TRELLIS_BIN, runTrellis, spawnServer, spawnTrellis } from '../helpers/process.js';
 import { gqlData, graphqlClient, login, startTestServer, usingPostgres, type TestServer } from '../helpers/server.js';
 
 const DESIGNER = 'cli-designer@example.com';
@@ -46,7 +46,8 @@ function freeDataFolder(): { env: Record<string, string>; dir: string } {
 describe(`trellis key create ${usingPostgres ? 'on the PostgreSQL database' : 'through the running server'}`, () => {
   it.skipIf(usingPostgres)('goes through the server that holds the embedded folder, which the CLI could not open itself', async () => {
     expect(readLiveLock(server.config.dataDir)).toMatchObject({ url: server.url, pid: process.pid });
-    const run = await runTrellis(['key', 'create', '--email', DESIGNER, '--scopes', 'config:read', '--days', '1', '--json'], server.env);
+    // The binary itself, as a person runs it: another process, which reaches the folder only through the server.
+    const run = await spawnTrellis(['key', 'create', '--email', DESIGNER, '--scopes', 'config:read', '--days', '1', '--json'], server.env);
     expect(run.code).toBe(0);
     expect(readLiveLock(server.config.dataDir)).toMatchObject({ url: server.url, pid: process.pid });
   });
@@ -188,7 +189,7 @@ describe.skipIf(usingPostgres)('CLI commands that never surprise', () => {
   };
 
   it('prints its version', async () => {
-    const run = await runTrellis(['--version'], server.env);
+    const run = await spawnTrellis(['--version'], server.env);
     expect(run.code).toBe(0);
     expect(run.stdout.trim()).toBe(JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')).version);
   });
@@ -400,6 +401,7 @@ function inTerminal(args: string[], env: Record<string, string>, answers: string
   }));
 }
 
+// The commands run as processes here: whatever they print, from any module, is read.
 describe('a server process with debug logging', () => {
   it('never prints a raw MCP key or integration apiKey while they are created through GraphQL and the CLI', async () => {
     const folder = usingPostgres ? undefined : freeDataFolder();
@@ -411,8 +413,8 @@ describe('a server process with debug logging', () => {
         await gqlData(gql, 'mutation { createMcpApiKey(name: "logged?", scopes: ["config:read"], expiresInDays: 5) { apiKey } }')
       ).createMcpApiKey.apiKey;
       const integration = (await gqlData(gql, 'mutation { createIntegrationKey(name: "Logged?") { apiKey } }')).createIntegrationKey.apiKey;
-      const cliKey = await runTrellis(['key', 'create', '--email', OWNER.email, '--scopes', 'config:read', '--days', '5', '--json'], env);
-      const cliIntegration = await runTrellis(['integration', 'create', '--name', 'Logged via CLI', '--json'], env);
+      const cliKey = await spawnTrellis(['key', 'create', '--email', OWNER.email, '--scopes', 'config:read', '--days', '5', '--json'], env);
+      const cliIntegration = await spawnTrellis(['integration', 'create', '--name', 'Logged via CLI', '--json'], env);
       expect([cliKey.code, cliIntegration.code]).toEqual([0, 0]);
       await gql('mutation { createMcpApiKey(name: "bad", scopes: ["root"], expiresInDays: 5) { apiKey } }');
 
@@ -434,9 +436,9 @@ describe('a server process with debug logging', () => {
     try {
       const passwords = ['logged-stdin-password', 'logged-argv-password', 'short'];
       const runs = [
-        await runTrellis(['user', 'create', '--email', 'logged-stdin@example.com', '--password-stdin'], env, `${passwords[0]}\n`),
-        await runTrellis(['user', 'create', '--email', 'logged-argv@example.com', '--password', passwords[1]!], env),
-        await runTrellis(['user', 'create', '--email', 'logged-short@example.com', '--password-stdin', '--json'], env, `${passwords[2]}\n`),
+        await spawnTrellis(['user', 'create', '--email', 'logged-stdin@example.com', '--password-stdin'], env, `${passwords[0]}\n`),
+        await spawnTrellis(['user', 'create', '--email', 'logged-argv@example.com', '--password', passwords[1]!], env),
+        await spawnTrellis(['user', 'create', '--email', 'logged-short@example.com', '--password-stdin', '--json'], env, `${passwords[2]}\n`),
       ];
       expect(runs.map((run) => run.code)).toEqual([0, 0, 1]);
       expect(await child.stop()).toBe(0);

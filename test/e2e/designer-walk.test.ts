@@ -84,8 +84,11 @@ async function replaceCode(code: string) {
 
 async function publish() {
   await page.getByRole('status').filter({ hasText: 'No problems found.' }).waitFor();
+  // The toast of this publication, not one of the last feature's that is still shown.
+  const toasts = page.getByText(/^Published version \d+$/);
+  await toasts.evaluateAll((shown) => shown.forEach((toast) => toast.setAttribute('data-test-seen', '')));
   await clickAfterScroll(page.getByRole('button', { name: 'Publish' }));
-  await page.getByText(/^Published version \d+$/).first().waitFor();
+  await toasts.and(page.locator(':not([data-test-seen])')).waitFor();
 }
 
 async function feature(id: string) {
