@@ -64,6 +64,10 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // A worker allocates fast (servers, PGlite, GraphQL documents): a larger young generation
+    // spends less of its time in the garbage collector (the suite without its browser files used
+    // 230 CPU-seconds in place of 256, D48).
+    execArgv: ['--max-semi-space-size=32'],
     // Each worker process imports the modules once for all its files: a fresh module graph per
     // file cost ~0.8 s of CPU each (import 99 s of a 470 s run) and made every server start cold.
     // Test files share no state but what they start themselves (servers, browsers, databases).
