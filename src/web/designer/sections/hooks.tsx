@@ -245,7 +245,8 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
         />
       ) : null}
       <HookRunCharts key={`charts-${runsTick}`} hookId={hook._id} />
-      <Runs key={runsTick} hookId={hook._id} webhook={hook.type === 'webHook'} />
+      {/* Read again, not mounted anew: what the person chose to show (a filter, a page) stays. */}
+      <Runs refresh={runsTick} hookId={hook._id} webhook={hook.type === 'webHook'} />
     </article>
   );
 }
@@ -414,7 +415,8 @@ const OUTCOMES = [
   { value: 'memory', label: 'memory' },
 ];
 
-function Runs({ hookId, webhook }: { hookId: string; webhook: boolean }) {
+/** The hook's run log, read again whenever `refresh` changes. */
+function Runs({ hookId, webhook, refresh }: { hookId: string; webhook: boolean; refresh: number }) {
   const { run } = useDesigner();
   const [before, setBefore] = useState<string[]>([]);
   const [outcome, setOutcome] = useState('');
@@ -425,7 +427,7 @@ function Runs({ hookId, webhook }: { hookId: string; webhook: boolean }) {
         `query($id: ID, $before: ID, $outcome: HookRunOutcome) { hookRuns(hookId: $id, outcome: $outcome, limit: 20, before: $before) { items { _id trigger startedAt durationMs queuedMs outcome httpStatus console error input output detailsVisible } nextCursor } }`,
         { id: hookId, before: cursor, outcome: outcome || null },
       ),
-    [hookId, cursor, outcome],
+    [hookId, cursor, outcome, refresh],
   );
   const page = runs.data?.hookRuns;
   return (
