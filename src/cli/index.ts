@@ -89,7 +89,8 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
     .option('--json', 'print JSON')
     .action(async ({ passwordStdin, ...options }) => {
       const withPassword = async (args: Record<string, unknown>) => ({ ...args, password: await readPassword({ password: options.password, stdin: passwordStdin === true }, io.stdin, io.stderr) });
-      exitCode = await runDataCommand(io, 
+      exitCode = await runDataCommand(
+        io,
         'user create',
         options,
         (user: { _id: string; email: string; roleName: string }) => `Created user ${user.email} (_id ${user._id}, role ${user.roleName})`,
