@@ -44,7 +44,6 @@ const IN_POSTGRES_SUITE_SIDE_BY_SIDE = [
   'test/e2e/designer.test.ts',
   'test/e2e/designer-walk.test.ts',
   'test/e2e/feature-editor.test.ts',
-  'test/e2e/designer-resilience.test.ts',
   'src/runtime/sandbox-pool.test.ts',
 ];
 
