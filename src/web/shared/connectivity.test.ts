@@ -1,112 +1,135 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+/// <reference types="node" />
+// A test of the page's code that runs in Node: a real server on loopback answers its requests.
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ServerUnreachableError, createConnectivity, type Connectivity } from './connectivity.js';
 
-type Connectivity = typeof import('./connectivity.js');
+/** Probe delays short enough for a test: 50 ms, doubling up to 400 ms. */
+const FIRST_DELAY_MS = 50;
 
-/** A fetch whose answers the test gives, one request at a time, in any order. */
-function controlledFetch() {
-  const requests: { url: string; answer(status: number): void; fail(): void }[] = [];
-  const fetch = (url: string) =>
-    new Promise<Response>((resolve, reject) => {
-      requests.push({ url, answer: (status) => resolve(new Response('{}', { status })), fail: () => reject(new TypeError('Failed to fetch')) });
+/**
+ * A real server on loopback whose answers the test gives, one request at a time, in any order:
+ * `down()` is a gateway's 502 (the server behind it away), `answer()` the server's own 200.
+ */
+async function heldServer() {
+  const requests: Held[] = [];
+  const server = createServer((request, response: ServerResponse) => {
+    requests.push({
+      path: request.url!,
+      at: performance.now(),
+      answer: (status = 200) => void (response.headersSent || response.writeHead(status, { 'content-type': 'application/json' }).end('{}')),
+      down: () => void (response.headersSent || response.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad gateway</h1>')),
     });
-  return { fetch, requests };
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const taken = new Set<Held>();
+  /** The next request for `path` not taken yet, once it has arrived. */
+  const next = async (path: string): Promise<Held> => {
+    const find = () => requests.find((request) => request.path === path && !taken.has(request));
+    await expect.poll(find, { timeout: 5000, interval: 5 }).toBeDefined();
+    const request = find()!;
+    taken.add(request);
+    return request;
+  };
+  return { requests, base, next, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+interface Held {
+  path: string;
+  at: number;
+  answer(status?: number): void;
+  down(): void;
 }
 
 describe('connectivity: whether the server answers', () => {
+  let server: Awaited<ReturnType<typeof heldServer>>;
   let connectivity: Connectivity;
-  let requests: ReturnType<typeof controlledFetch>['requests'];
   let changes: boolean[];
 
   beforeEach(async () => {
-    vi.useFakeTimers();
-    const controlled = controlledFetch();
-    requests = controlled.requests;
-    vi.stubGlobal('fetch', controlled.fetch);
-    // The module keeps one state per page: a fresh copy for each test.
-    vi.resetModules();
-    connectivity = await import('./connectivity.js');
+    server = await heldServer();
+    connectivity = createConnectivity({ fetch: (path, init) => fetch(`${server.base}${path}`, init), firstDelayMs: FIRST_DELAY_MS, maxDelayMs: 8 * FIRST_DELAY_MS });
     changes = [];
     connectivity.onReachability((reachable) => changes.push(reachable));
   });
 
-  afterEach(() => {
-    vi.useRealTimers();
-    vi.unstubAllGlobals();
+  afterEach(async () => {
+    // Nothing left waiting: a page that is reachable again stops probing.
+    connectivity.reportReachable();
+    for (const request of server.requests) request.answer();
+    await server.close();
   });
 
-  /** Lets the answered fetches' continuations run. */
-  const settle = () => vi.advanceTimersByTimeAsync(0);
+  it('is unreachable after a request that got no connection, and reachable again after an answer to a later one', async () => {
+    const closed = await heldServer();
+    await closed.close();
+    const nowhere = createConnectivity({ fetch: (path, init) => fetch(`${closed.base}${path}`, init), firstDelayMs: 60_000 });
+    await expect(nowhere.reachingFetch('/graphql')).rejects.toBeInstanceOf(ServerUnreachableError);
+    expect(nowhere.serverReachable()).toBe(false);
+    nowhere.reportReachable();
 
-  it('is unreachable after a request that got no answer, and reachable again after an answer to a later one', async () => {
     const failed = connectivity.reachingFetch('/graphql');
-    requests[0]!.fail();
-    await expect(failed).rejects.toBeInstanceOf(connectivity.ServerUnreachableError);
+    (await server.next('/graphql')).down();
+    await expect(failed).rejects.toBeInstanceOf(ServerUnreachableError);
     expect(connectivity.serverReachable()).toBe(false);
-
     const later = connectivity.reachingFetch('/graphql');
-    requests[1]!.answer(200);
-    await later;
+    (await server.next('/graphql')).answer();
+    expect((await later).status).toBe(200);
     expect(connectivity.serverReachable()).toBe(true);
     expect(changes).toEqual([false, true]);
   });
 
   it('does not count an answer to a request sent before the failure: what failed is not retried at once, in a loop', async () => {
-    // Sent together: the data answers, the frame's document (a path the server does not serve now) does not.
+    // Sent together: the data answers, the frame's document does not.
     const data = connectivity.reachingFetch('/graphql');
     const frame = connectivity.reachingFetch('/app/frame');
-    requests[1]!.fail();
-    await expect(frame).rejects.toBeInstanceOf(connectivity.ServerUnreachableError);
-    requests[0]!.answer(200);
+    const dataRequest = await server.next('/graphql');
+    (await server.next('/app/frame')).down();
+    await expect(frame).rejects.toBeInstanceOf(ServerUnreachableError);
+    dataRequest.answer();
     await data;
     expect(connectivity.serverReachable()).toBe(false);
     expect(changes).toEqual([false]);
 
-    // The server is asked again by itself a second later (GET /healthz), and its answer counts.
-    await vi.advanceTimersByTimeAsync(1000);
-    expect(requests[2]!.url).toBe('/healthz');
-    requests[2]!.answer(200);
-    await settle();
-    expect(connectivity.serverReachable()).toBe(true);
+    // The server is asked again by itself (GET /healthz), and that answer counts.
+    (await server.next('/healthz')).answer();
+    await expect.poll(() => connectivity.serverReachable()).toBe(true);
     expect(changes).toEqual([false, true]);
   });
 
-  it('keeps asking when a failure was reported while its question was out, and backs off while nothing answers', async () => {
+  it('keeps asking when a failure was reported while its question was out, and waits longer while nothing answers', async () => {
     const failed = connectivity.reachingFetch('/graphql');
-    requests[0]!.fail();
+    (await server.next('/graphql')).down();
     await failed.catch(() => {});
-    await vi.advanceTimersByTimeAsync(1000);
-    expect(requests.map((request) => request.url)).toEqual(['/graphql', '/healthz']);
+    const firstProbe = await server.next('/healthz');
 
     // While the probe is out, another request fails: the probe's answer is older news.
     const another = connectivity.reachingFetch('/graphql');
-    requests[2]!.fail();
+    (await server.next('/graphql')).down();
     await another.catch(() => {});
-    requests[1]!.answer(200);
-    await settle();
+    firstProbe.answer();
+    await new Promise((resolve) => setTimeout(resolve, 20));
     expect(connectivity.serverReachable()).toBe(false);
 
-    // The next probe comes and is refused; the one after waits twice as long.
-    await vi.advanceTimersByTimeAsync(1000);
-    expect(requests).toHaveLength(4);
-    requests[3]!.fail();
-    await settle();
-    await vi.advanceTimersByTimeAsync(1999);
-    expect(requests).toHaveLength(4);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(requests).toHaveLength(5);
-    requests[4]!.answer(200);
-    await settle();
-    expect(connectivity.serverReachable()).toBe(true);
+    // The next probe comes and the gateway says the server is down; the one after waits twice as long.
+    (await server.next('/healthz')).down();
+    const refusedAt = performance.now();
+    const third = await server.next('/healthz');
+    expect(third.at - refusedAt).toBeGreaterThanOrEqual(2 * FIRST_DELAY_MS - 5);
+    third.answer();
+    await expect.poll(() => connectivity.serverReachable()).toBe(true);
     expect(changes).toEqual([false, true]);
+    expect(server.requests.map((request) => request.path)).toEqual(['/graphql', '/healthz', '/graphql', '/healthz', '/healthz']);
   });
 
-  it('takes a gateway that says the server is down as no answer, and any answer of the server itself as one', async () => {
-    const down = connectivity.reachingFetch('/graphql');
-    requests[0]!.answer(502);
-    await expect(down).rejects.toBeInstanceOf(connectivity.ServerUnreachableError);
-    expect(connectivity.serverReachable()).toBe(false);
+  it("takes any answer of the server itself as an answer, a refusal too, and a gateway's 502 as none", async () => {
+    const failed = connectivity.reachingFetch('/graphql');
+    (await server.next('/graphql')).down();
+    await expect(failed).rejects.toBeInstanceOf(ServerUnreachableError);
     const refused = connectivity.reachingFetch('/graphql');
-    requests[1]!.answer(403);
+    (await server.next('/graphql')).answer(403);
     expect((await refused).status).toBe(403);
     expect(connectivity.serverReachable()).toBe(true);
   });

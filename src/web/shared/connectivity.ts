@@ -26,107 +26,124 @@ export const GATEWAY_DOWN = new Set([502, 503, 504]);
 
 type Listener = (reachable: boolean) => void;
 
-const listeners = new Set<Listener>();
-let reachable = true;
-let timer: ReturnType<typeof setTimeout> | undefined;
-let delay = 0;
-/**
- * Counts the reports of an unreachable server. An answer to a request sent before the last such
- * report is older news than it: it does not make the server reachable again. Otherwise a request
- * that answers just after another failed (the server reached for one path and not another) would
- * retry every failed load at once, and again each time it failed: a loop.
- */
-let failures = 0;
-/** Probe delays: soon at first, then every 10 s at most. */
-const FIRST_DELAY_MS = 1000;
-const MAX_DELAY_MS = 10_000;
-
-export function serverReachable(): boolean {
-  return reachable;
+/** What the page's reachability is built on; a test gives its own fetch and shorter delays. */
+export interface ConnectivityOptions {
+  /** Sends a request of the page (relative addresses); default: the browser's fetch. */
+  fetch?: (input: string, init?: RequestInit) => Promise<Response>;
+  /** Probe delays: soon at first, doubling up to the maximum; default 1 s and 10 s. */
+  firstDelayMs?: number;
+  maxDelayMs?: number;
 }
 
-/** Calls `listener` with each change of reachability; returns the unsubscribe. */
-export function onReachability(listener: Listener): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
+export type Connectivity = ReturnType<typeof createConnectivity>;
 
-function set(next: boolean) {
-  if (reachable === next) return;
-  reachable = next;
-  for (const listener of [...listeners]) listener(next);
-}
+/** The reachability of the server as one page sees it (the page has one: the exports below). */
+export function createConnectivity({ fetch: send = (input, init) => fetch(input, init), firstDelayMs = 1000, maxDelayMs = 10_000 }: ConnectivityOptions = {}) {
+  const listeners = new Set<Listener>();
+  let reachable = true;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let delay = 0;
+  /**
+   * Counts the reports of an unreachable server. An answer to a request sent before the last such
+   * report is older news than it: it does not make the server reachable again. Otherwise a request
+   * that answers just after another failed (the server reached for one path and not another) would
+   * retry every failed load at once, and again each time it failed: a loop.
+   */
+  let failures = 0;
 
-/** Records that a request did not reach the server, and starts probing until it answers. */
-export function reportUnreachable(): void {
-  failures += 1;
-  set(false);
-  if (timer === undefined) schedule(FIRST_DELAY_MS);
-}
+  const set = (next: boolean) => {
+    if (reachable === next) return;
+    reachable = next;
+    for (const listener of [...listeners]) listener(next);
+  };
 
-/**
- * Records an answer from the server (any HTTP status that is not a gateway's "down") to a request
- * sent when `sentAfter` failures had been reported; an answer to a request older than the last
- * failure changes nothing.
- */
-export function reportReachable(sentAfter = failures): void {
-  if (sentAfter !== failures) return;
-  if (timer !== undefined) clearTimeout(timer);
-  timer = undefined;
-  delay = 0;
-  set(true);
-}
+  const schedule = (ms: number) => {
+    delay = ms;
+    // A hidden page does not ask: it asks again when it is shown (below).
+    if (typeof document !== 'undefined' && document.hidden) return;
+    timer = setTimeout(() => void probe(), ms);
+  };
 
-function schedule(ms: number) {
-  delay = ms;
-  // A hidden page does not ask: it asks again when it is shown (below).
-  if (typeof document !== 'undefined' && document.hidden) return;
-  timer = setTimeout(() => void probe(), ms);
-}
+  /** Records that a request did not reach the server, and starts probing until it answers. */
+  const reportUnreachable = (): void => {
+    failures += 1;
+    set(false);
+    if (timer === undefined) schedule(firstDelayMs);
+  };
 
-/** Asks the server now (a Retry button, the browser coming back online); resolves with whether it answered. */
-export async function probe(): Promise<boolean> {
-  if (timer !== undefined) clearTimeout(timer);
-  timer = undefined;
-  const sentAfter = failures;
-  try {
-    const response = await fetch('/healthz', { cache: 'no-store' });
-    if (!GATEWAY_DOWN.has(response.status)) {
-      reportReachable(sentAfter);
-      if (reachable) return true;
+  /**
+   * Records an answer from the server (any HTTP status that is not a gateway's "down") to a request
+   * sent when `sentAfter` failures had been reported; an answer to a request older than the last
+   * failure changes nothing.
+   */
+  const reportReachable = (sentAfter = failures): void => {
+    if (sentAfter !== failures) return;
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    delay = 0;
+    set(true);
+  };
+
+  /** Asks the server now (a Retry button, the browser coming back online); resolves with whether it answered. */
+  const probe = async (): Promise<boolean> => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    const sentAfter = failures;
+    try {
+      const response = await send('/healthz', { cache: 'no-store' });
+      if (!GATEWAY_DOWN.has(response.status)) {
+        reportReachable(sentAfter);
+        if (reachable) return true;
+      }
+    } catch {
+      // Still unreachable: probe again later.
     }
-  } catch {
-    // Still unreachable: probe again later.
-  }
-  // (A failure reported while this probe was out has scheduled the next one already.)
-  if (!reachable && timer === undefined) schedule(Math.min(MAX_DELAY_MS, Math.max(FIRST_DELAY_MS, delay * 2)));
-  return false;
+    // (A failure reported while this probe was out has scheduled the next one already.)
+    if (!reachable && timer === undefined) schedule(Math.min(maxDelayMs, Math.max(firstDelayMs, delay * 2)));
+    return false;
+  };
+
+  return {
+    serverReachable: (): boolean => reachable,
+    /** Calls `listener` with each change of reachability; returns the unsubscribe. */
+    onReachability(listener: Listener): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    reportUnreachable,
+    reportReachable,
+    probe,
+    /** fetch() that reports whether the server was reached, and throws ServerUnreachableError when it was not. */
+    async reachingFetch(input: string, init?: RequestInit): Promise<Response> {
+      const sentAfter = failures;
+      let response: Response;
+      try {
+        response = await send(input, init);
+      } catch (error) {
+        if (init?.signal?.aborted) throw error;
+        reportUnreachable();
+        throw new ServerUnreachableError();
+      }
+      if (GATEWAY_DOWN.has(response.status) && !(response.headers.get('content-type') ?? '').includes('json')) {
+        reportUnreachable();
+        throw new ServerUnreachableError();
+      }
+      reportReachable(sentAfter);
+      return response;
+    },
+    /** Whether a probe is waiting to be sent (a hidden page shown again sends one). */
+    probing: (): boolean => timer !== undefined,
+  };
 }
 
-/** fetch() that reports whether the server was reached, and throws ServerUnreachableError when it was not. */
-export async function reachingFetch(input: string, init?: RequestInit): Promise<Response> {
-  const sentAfter = failures;
-  let response: Response;
-  try {
-    response = await fetch(input, init);
-  } catch (error) {
-    if (init?.signal?.aborted) throw error;
-    reportUnreachable();
-    throw new ServerUnreachableError();
-  }
-  if (GATEWAY_DOWN.has(response.status) && !(response.headers.get('content-type') ?? '').includes('json')) {
-    reportUnreachable();
-    throw new ServerUnreachableError();
-  }
-  reportReachable(sentAfter);
-  return response;
-}
+const page = createConnectivity();
+export const { serverReachable, onReachability, reportUnreachable, reportReachable, probe, reachingFetch } = page;
 
 if (typeof window !== 'undefined') {
   window.addEventListener('online', () => {
-    if (!reachable) void probe();
+    if (!page.serverReachable()) void probe();
   });
   document.addEventListener('visibilitychange', () => {
-    if (!reachable && !document.hidden && timer === undefined) void probe();
+    if (!page.serverReachable() && !document.hidden && !page.probing()) void probe();
   });
 }
