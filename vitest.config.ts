@@ -65,8 +65,11 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', ...excluded],
     globalSetup: ['test/helpers/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Time limits catch a test that hangs; they are no speed check. On a 2-core machine whose CPU
+    // slows under a sustained load, tests of 10-20 s took three to four times as long side by side.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     maxWorkers: 2,
     // A worker allocates fast (servers, PGlite, GraphQL documents): a larger young generation

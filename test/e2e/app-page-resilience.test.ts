@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, PHONE, axeViolations, launchBrowser, screenshot } from '../helpers/browser.js';
+import { axeViolations, DESKTOP, launchBrowser, PHONE, screenshot, UI_WAIT_MS } from '../helpers/browser.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -78,7 +78,7 @@ afterAll(async () => {
 async function signedInPage(viewport: { width: number; height: number } = DESKTOP): Promise<{ context: BrowserContext; page: Page }> {
   const token = await login(server.url, USER.email, USER.password);
   const context = await browser.newContext({ viewport });
-  context.setDefaultTimeout(15_000);
+  context.setDefaultTimeout(UI_WAIT_MS);
   const session = JSON.stringify({ token, expiresAt: Date.now() + 3_600_000, email: USER.email });
   await context.addInitScript((stored: string) => {
     if (window.top !== window) return;

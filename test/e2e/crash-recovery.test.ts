@@ -72,7 +72,13 @@ describe('kill -9 during writes', () => {
       }
     };
     const writers = [featureWriter(1), featureWriter(2), eventWriter(1), eventWriter(2), counterWriter()];
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // Killed once every writer has had writes acknowledged (however slow the machine), and not
+    // before 2.5 s, so that many writes are in flight.
+    const started = Date.now();
+    const allAcknowledged = () => acknowledged.features.size > 0 && acknowledged.events.size > 0 && acknowledged.counter > 0;
+    while (Date.now() - started < 2500 || (!allAcknowledged() && Date.now() - started < 60_000)) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     server.child.kill('SIGKILL');
     stopping = true;
     await Promise.all(writers);

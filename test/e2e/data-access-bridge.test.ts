@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, FrameLocator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEVELS, reaches, refusal, rules, type Action, type Level, type Region, signInMatrixPeople, type Who } from '../helpers/access-matrix.js';
-import { DESKTOP, launchBrowser } from '../helpers/browser.js';
+import { DESKTOP, launchBrowser, UI_WAIT_MS } from '../helpers/browser.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -139,7 +139,7 @@ beforeAll(async () => {
   fixtures = await makeFixtures();
 
   context = await browser.newContext({ viewport: DESKTOP });
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(UI_WAIT_MS);
   const page = await context.newPage();
   await page.goto(`${server.url}/app/feature/ledger-bridge`);
   await page.getByLabel('Email').fill(`${USER}@example.com`);

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, PHONE, axeViolations, launchBrowser, screenshot, settled, trackRequests, type AxeViolation } from '../helpers/browser.js';
+import { axeViolations, DESKTOP, launchBrowser, PHONE, screenshot, settled, trackRequests, type AxeViolation, UI_WAIT_MS } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
@@ -65,7 +65,7 @@ afterAll(async () => {
 /** A new tab at `viewport`, signed in as the owner through the page. */
 async function signedIn(viewport: { width: number; height: number }): Promise<Page> {
   const context = await browser.newContext({ viewport });
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(UI_WAIT_MS);
   const page = trackRequests(await context.newPage());
   await page.goto(`${server.url}/`);
   await page.getByLabel('Email').fill(OWNER.email);

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSION_MEANINGS, PERMISSIONS } from '../../src/access/permission-list.js';
-import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
+import { DESKTOP, launchBrowser, PHONE, screenshot, seriousAxeViolations, UI_WAIT_MS } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
 import { openSection as openDesignerSection } from '../helpers/designer.js';
@@ -106,7 +106,7 @@ afterAll(async () => {
 /** Signs in on the designer (/) or the application page (/app...) and waits for its navigation. */
 async function signIn(email: string, password: string, path: string, viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport });
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(UI_WAIT_MS);
   const target = await context.newPage();
   await target.goto(`${server.url}${path}`);
   await target.getByLabel('Email').fill(email);

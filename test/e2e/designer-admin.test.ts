@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
+import { DESKTOP, launchBrowser, PHONE, screenshot, seriousAxeViolations, UI_WAIT_MS } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey, mcpPost } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
@@ -46,7 +46,7 @@ afterAll(async () => {
 async function signIn(email: string, password: string, viewport: { width: number; height: number }): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport });
   // A step that cannot happen fails in seconds, with the locator named, not at the test's timeout.
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(UI_WAIT_MS);
   const page = await context.newPage();
   await page.goto(`${server.url}/`);
   await page.getByLabel('Email').fill(email);

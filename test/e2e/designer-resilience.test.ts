@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
+import { DESKTOP, launchBrowser, PHONE, screenshot, seriousAxeViolations, UI_WAIT_MS } from '../helpers/browser.js';
 import { openDesignerMenu, openSection } from '../helpers/designer.js';
 import { OWNER } from '../helpers/env.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
@@ -28,7 +28,7 @@ afterAll(async () => {
 
 async function signIn(viewport: { width: number; height: number } = DESKTOP, path = '/'): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport });
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(UI_WAIT_MS);
   const page = await context.newPage();
   await page.goto(`${server.url}${path}`);
   await page.getByLabel('Email').fill(OWNER.email);
@@ -94,7 +94,7 @@ describe('the designer on a bad day', () => {
 
   it('keeps Save, Publish and Delete disabled until the editor has arrived', async () => {
     const context = await browser.newContext({ viewport: DESKTOP });
-    context.setDefaultTimeout(10_000);
+    context.setDefaultTimeout(UI_WAIT_MS);
     const page = await context.newPage();
     // The editor's code is held back, as on a slow network, until the test lets it through.
     let release!: () => void;

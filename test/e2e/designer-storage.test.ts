@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { DESKTOP, PHONE, SCREENSHOT_DIR, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
+import { DESKTOP, launchBrowser, PHONE, screenshot, SCREENSHOT_DIR, seriousAxeViolations, UI_WAIT_MS } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -34,7 +34,7 @@ afterAll(async () => {
 
 async function signedIn(viewport: { width: number; height: number }, hash: string): Promise<Page> {
   const context = await browser.newContext({ viewport });
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(UI_WAIT_MS);
   const page = await context.newPage();
   await page.goto(`${server.url}/${hash}`);
   await page.getByLabel('Email').fill(OWNER.email);

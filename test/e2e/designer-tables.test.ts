@@ -1,6 +1,6 @@
 import type { Browser, Dialog, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, PHONE, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
+import { DESKTOP, launchBrowser, PHONE, screenshot, seriousAxeViolations, UI_WAIT_MS } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey, structuredData } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
@@ -47,7 +47,7 @@ afterAll(async () => {
 async function openDesigner(viewport: { width: number; height: number }): Promise<Page> {
   const context = await browser.newContext({ viewport });
   const opened = await context.newPage();
-  opened.setDefaultTimeout(10_000);
+  opened.setDefaultTimeout(UI_WAIT_MS);
   await opened.goto(`${server.url}/`);
   await opened.getByLabel('Email').fill(OWNER.email);
   await opened.getByLabel('Password').fill(OWNER.password);

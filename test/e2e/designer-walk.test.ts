@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, PHONE, clickAfterScroll, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
+import { clickAfterScroll, DESKTOP, launchBrowser, PHONE, screenshot, seriousAxeViolations, UI_WAIT_MS } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { gqlData, graphqlClient, login, startTestServer, type TestServer } from '../helpers/server.js';
 import { ORDER_DETAIL_PAGE, openSection as openDesignerSection } from '../helpers/designer.js';
@@ -50,7 +50,7 @@ beforeAll(async () => {
   owner = graphqlClient(server.url, await login(server.url));
   const context = await browser.newContext({ viewport: DESKTOP });
   page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(UI_WAIT_MS);
 }, 120_000);
 
 afterAll(async () => {
@@ -89,6 +89,29 @@ async function publish() {
   await toasts.evaluateAll((shown) => shown.forEach((toast) => toast.setAttribute('data-test-seen', '')));
   await clickAfterScroll(page.getByRole('button', { name: 'Publish' }));
   await toasts.and(page.locator(':not([data-test-seen])')).waitFor();
+}
+
+/** The caret's column in its line of the code editor, from the page's selection; -1 outside a line. */
+function caretColumn(): Promise<number> {
+  return page.evaluate(() => {
+    const selection = getSelection();
+    const line = selection?.focusNode?.parentElement?.closest('.cm-line');
+    if (!selection?.focusNode || !line) return -1;
+    const before = document.createRange();
+    before.setStart(line, 0);
+    before.setEnd(selection.focusNode, selection.focusOffset);
+    return before.toString().length;
+  });
+}
+
+/** Presses `key` in the code editor once no completion list is open (it would take arrow keys). */
+async function pressInEditor(key: string) {
+  const completions = page.locator('.cm-tooltip-autocomplete');
+  if (await completions.count()) {
+    await page.keyboard.press('Escape');
+    await completions.waitFor({ state: 'detached' });
+  }
+  await page.keyboard.press(key);
 }
 
 async function feature(id: string) {
@@ -171,13 +194,17 @@ describe("a person's walk through the designer alone, to a clerk on /app (issue 
 
     // The fix: ", Text" at the end of the names imported on line 3, reached from its start (the
     // editor wraps long lines, so End stops at the end of the first visual line, not of the import).
-    await page.locator('.cm-tooltip-autocomplete').waitFor({ state: 'detached' }).catch(() => page.keyboard.press('Escape'));
-    await page.keyboard.press('Control+Home');
+    // Each key is checked against where the caret went: a completion list that opens late takes
+    // arrow keys for itself, and is closed before the walk goes on.
+    await pressInEditor('Control+Home');
     const activeLine = page.locator('.cm-activeLine');
-    for (let i = 0; i < 5 && !(await activeLine.innerText()).includes("from '@trellis/ui'"); i++) await page.keyboard.press('ArrowDown');
+    for (let i = 0; i < 10 && !(await activeLine.innerText()).includes("from '@trellis/ui'"); i++) await pressInEditor('ArrowDown');
     const namesEnd = (await activeLine.innerText()).indexOf(' } from');
-    for (let i = 0; i < namesEnd; i++) await page.keyboard.press('ArrowRight');
+    expect(namesEnd, await activeLine.innerText()).toBeGreaterThan(0);
+    for (let i = 0; i < 3 * namesEnd && (await caretColumn()) < namesEnd; i++) await pressInEditor('ArrowRight');
+    expect(await caretColumn()).toBe(namesEnd);
     await page.keyboard.insertText(', Text');
+    await expect.poll(() => activeLine.innerText()).toMatch(/^import \{[^}]*\bButton\b[^}]*, Text \} from '@trellis\/ui';$/);
     await publish();
     const stored = await feature('order-list');
     expect(stored.status).toBe('published');
@@ -240,7 +267,7 @@ describe("a person's walk through the designer alone, to a clerk on /app (issue 
   it("shows the list's code, the guide a click away, at a phone's width", async () => {
     const phone = await browser.newContext({ viewport: PHONE });
     const small = await phone.newPage();
-    small.setDefaultTimeout(10_000);
+    small.setDefaultTimeout(UI_WAIT_MS);
     await small.goto(`${server.url}/#/features/order-list`);
     await signIn(small, OWNER.email, OWNER.password);
     await small.getByRole('textbox', { name: 'Feature code' }).waitFor();
@@ -282,7 +309,7 @@ describe("a person's walk through the designer alone, to a clerk on /app (issue 
     // The same page at a phone's width, opened by its address.
     const phone = await browser.newContext({ viewport: PHONE });
     const small = await phone.newPage();
-    small.setDefaultTimeout(10_000);
+    small.setDefaultTimeout(UI_WAIT_MS);
     await small.goto(page.url());
     await signIn(small, CLERK.email, CLERK.password);
     await small.frameLocator('iframe[title="Order detail"]').getByText(`Order ${id}: Walnut desk for 240`).waitFor();

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, PHONE, clickAfterScroll, launchBrowser, screenshot, seriousAxeViolations, settled, trackRequests } from '../helpers/browser.js';
+import { clickAfterScroll, DESKTOP, launchBrowser, PHONE, screenshot, seriousAxeViolations, settled, trackRequests, UI_WAIT_MS } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { connectMcp, createUserKey } from '../helpers/mcp.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
@@ -49,7 +49,7 @@ async function signIn(email: string = OWNER.email, password: string = OWNER.pass
   const context = await browser.newContext({ viewport });
   const page = trackRequests(await context.newPage());
   // Fail with the locator that did not appear, well before the test's own timeout.
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(UI_WAIT_MS);
   await page.goto(`${server.url}/`);
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
@@ -328,7 +328,7 @@ describe('the designer', () => {
   it('is usable by keyboard alone: sign in, open a section, create a table', async () => {
     const context = await browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(UI_WAIT_MS);
     await page.goto(`${server.url}/`);
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     // The sign-in form focuses its first field.

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, FrameLocator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, PHONE, clickAfterScroll, launchBrowser, screenshot, seriousAxeViolations } from '../helpers/browser.js';
+import { clickAfterScroll, DESKTOP, launchBrowser, PHONE, screenshot, seriousAxeViolations, UI_WAIT_MS } from '../helpers/browser.js';
 import { OWNER } from '../helpers/env.js';
 import { ORDER_DETAIL_PAGE } from '../helpers/designer.js';
 import { gqlData, graphqlClient, login, postJson, startTestServer, type TestServer } from '../helpers/server.js';
@@ -109,7 +109,7 @@ async function orderTitles(): Promise<string[]> {
 async function signIn(email: string, password: string, path: string, viewport: { width: number; height: number } = DESKTOP): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(UI_WAIT_MS);
   await page.goto(`${server.url}${path}`);
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);

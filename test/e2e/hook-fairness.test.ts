@@ -16,6 +16,8 @@ const WORKERS = 4;
 const FLOOD = 12;
 const SAMPLES = 40;
 const ROUNDS = 3;
+/** How long a flood run holds its worker at most: the hook wall-clock limit (TRELLIS_HOOK_TIMEOUT_MS's default). */
+const FLOOD_HOLD_MS = 5_000;
 
 beforeAll(async () => {
   slow = createServer((_request, response) => {
@@ -92,11 +94,12 @@ describe('hook scheduling', () => {
     console.log(
       `quick webhook p50/p99: ${idle50.toFixed(1)}/${idle99.toFixed(1)} ms idle, ${busy50.toFixed(1)}/${busy99.toFixed(1)} ms while ${FLOOD} calls of another held ${WORKERS - 1} of ${WORKERS} workers (${ROUNDS} rounds of ${SAMPLES})`,
     );
-    // Unfair scheduling makes the quick webhook wait for the flood's whole hold (seconds). At a few
-    // ms, a p99 on a 2-core machine running another test file beside this one is the machine's noise:
-    // the median is held to twice its idle value, the p99 to a bound far below the flood's hold.
+    // Unfair scheduling makes the quick webhook wait behind a flood run, which holds its worker
+    // until it is released or its wall-clock limit (5 s) ends it. At a few ms, a p99 on a 2-core
+    // machine running other test files beside this one is the machine's noise (430 ms seen on a
+    // loaded one): the median is held to twice its idle value, the p99 to a bound far below the hold.
     expect(busy50, `p50 ${busy50.toFixed(1)} ms under the flood, ${idle50.toFixed(1)} ms idle`).toBeLessThanOrEqual(2 * Math.max(idle50, 5));
-    expect(busy99).toBeLessThan(250);
+    expect(busy99).toBeLessThan(FLOOD_HOLD_MS / 4);
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     await server.server.services.hookRuntime.flushRunLog();
     const owner = graphqlClient(server.url, await login(server.url));

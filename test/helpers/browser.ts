@@ -10,6 +10,14 @@ export const CHROMIUM_PATH = process.env.TRELLIS_TEST_CHROMIUM ?? '/usr/bin/chro
 /** Where browser tests save their screenshots (not committed). */
 export const SCREENSHOT_DIR = join(process.cwd(), '.ci-results', 'screenshots');
 
+/**
+ * How long a browser step may wait for what it expects (the pages' default timeout). A wait that
+ * runs out means the page is stuck, not slow: it is no speed check. On a 2-core machine whose CPU
+ * slows under a sustained load (both suites side by side), steps that take 1-3 s took 3-4 times
+ * as long, past the 10 s these tests had.
+ */
+export const UI_WAIT_MS = 30_000;
+
 export const DESKTOP = { width: 1280, height: 800 } as const;
 export const PHONE = { width: 390, height: 844 } as const;
 
@@ -40,7 +48,7 @@ export async function settled(page: Page): Promise<void> {
   const inFlight = tracked.get(page);
   if (!inFlight) throw new Error('settled(page) needs trackRequests(page) called when the page was opened');
   for (let quiet = 0; quiet < 2; ) {
-    await expect.poll(() => inFlight.size, { timeout: 10_000, interval: 10 }).toBe(0);
+    await expect.poll(() => inFlight.size, { timeout: UI_WAIT_MS, interval: 10 }).toBe(0);
     const busy = await page.evaluate(
       () =>
         new Promise<boolean>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(document.querySelector('[aria-busy="true"]') !== null)))),
