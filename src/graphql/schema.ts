@@ -1,5 +1,6 @@
 import { GraphQLObjectType, buildSchema, type GraphQLSchema } from 'graphql';
 import { CLOSED_SET_TYPE_DEFS, attachClosedSets } from './closed-sets.js';
+import { builderArgumentDescriptions } from './builder/operation-args.js';
 import type { GraphQLModule } from './module.js';
 
 const ROOT_TYPE_DEFS = /* GraphQL */ `
@@ -29,5 +30,23 @@ export function buildBuilderSchema(modules: readonly GraphQLModule[]): GraphQLSc
     }
   }
   attachClosedSets(schema);
+  describeArguments(schema);
   return schema;
+}
+
+/**
+ * Gives each argument of a root field that passes its arguments to a service the description of
+ * its key in that service's input schema (BUILDER_ARGUMENTS): the limits and formats MCP's
+ * tools/list states, stated once. An argument whose key has none keeps the SDL's.
+ */
+function describeArguments(schema: GraphQLSchema): void {
+  const descriptions = builderArgumentDescriptions();
+  for (const root of [schema.getQueryType(), schema.getMutationType()]) {
+    if (!root) continue;
+    for (const field of Object.values(root.getFields())) {
+      const described = descriptions.get(field.name);
+      if (!described) continue;
+      for (const argument of field.args) argument.description = described.get(argument.name) ?? argument.description;
+    }
+  }
 }

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { DOMAIN_ENUMS, DOMAIN_SCALARS } from '../closed-sets.js';
 import { buildBuilderSchema } from '../schema.js';
 import { builderModules } from './index.js';
-import { BUILDER_ARGUMENTS } from './operation-args.js';
+import { BUILDER_ARGUMENTS, schemaDescription } from './operation-args.js';
 
 // Each builder root field in BUILDER_ARGUMENTS hands its arguments, top-level nulls removed, to a
 // service that parses them with that zod schema. This file checks that the SDL's arguments are the
@@ -231,6 +231,25 @@ describe('builder arguments and their schemas', () => {
     }
     for (const name of Object.keys(ENUM_SPELLINGS)) expect(schema.getType(name), name).toBeInstanceOf(GraphQLEnumType);
     for (const name of Object.keys(DOMAIN_ENUMS)) expect(ENUM_SPELLINGS[name], `${name} is a closed set: one spelling`).toBeUndefined();
+  });
+
+  it("describes each argument with its key's description in the input schema, the text MCP's tools/list shows", () => {
+    let described = 0;
+    for (const [name, input] of Object.entries(BUILDER_ARGUMENTS)) {
+      const field = rootFields.get(name)?.field;
+      expect(field, name).toBeDefined();
+      for (const [key, value] of Object.entries(input.shape as Record<string, z.ZodType>)) {
+        const text = schemaDescription(value);
+        const argument = field!.args.find((arg) => arg.name === key);
+        // A key GraphQL does not take (NOT_IN_GRAPHQL) is checked by the test above.
+        if (!text || !argument) continue;
+        described += 1;
+        expect(argument.description, `${name}.${key}`).toBe(text);
+      }
+    }
+    expect(described).toBeGreaterThan(40);
+    const createFeature = rootFields.get('createFeature')!.field;
+    expect(createFeature.args.find((arg) => arg.name === '_id')?.description).toBe('Optional _id: 2-64 lowercase letters, digits and -; derived from the name when omitted');
   });
 
   it('finds a renamed argument, a changed kind and a changed nullability', () => {

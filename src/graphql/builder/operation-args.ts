@@ -90,3 +90,34 @@ export type BuilderArgumentsField = keyof typeof BUILDER_ARGUMENTS;
 export function argsFor<F extends BuilderArgumentsField>(_field: F, args: Record<string, unknown>): z.input<(typeof BUILDER_ARGUMENTS)[F]> {
   return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null)) as z.input<(typeof BUILDER_ARGUMENTS)[F]>;
 }
+
+/**
+ * What a value's schema says of it for a caller: its own description, else that of the schema it
+ * wraps (optional, nullable, defaulted, piped), the same text MCP's tools/list shows for the key.
+ */
+export function schemaDescription(schema: z.ZodType): string | undefined {
+  let current: z.ZodType | undefined = schema;
+  for (let depth = 0; current && depth < 8; depth++) {
+    if (current.description) return current.description;
+    const def = current.def as { innerType?: z.ZodType; in?: z.ZodType };
+    current = def.innerType ?? def.in;
+  }
+  return undefined;
+}
+
+/**
+ * The descriptions of the arguments of every builder root field in BUILDER_ARGUMENTS, by field
+ * and argument name, from the field's input schema: one text for GraphQL's introspection and MCP.
+ */
+export function builderArgumentDescriptions(): Map<string, Map<string, string>> {
+  const fields = new Map<string, Map<string, string>>();
+  for (const [field, input] of Object.entries(BUILDER_ARGUMENTS)) {
+    const described = new Map<string, string>();
+    for (const [name, schema] of Object.entries(input.shape as Record<string, z.ZodType>)) {
+      const text = schemaDescription(schema);
+      if (text) described.set(name, text);
+    }
+    fields.set(field, described);
+  }
+  return fields;
+}
