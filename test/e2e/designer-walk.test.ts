@@ -104,13 +104,18 @@ function caretColumn(): Promise<number> {
   });
 }
 
-/** Presses `key` in the code editor once no completion list is open (it would take arrow keys). */
-async function pressInEditor(key: string) {
+/** Closes the code editor's completion list if one is open (it would take arrow keys). */
+async function closeCompletions() {
   const completions = page.locator('.cm-tooltip-autocomplete');
   if (await completions.count()) {
     await page.keyboard.press('Escape');
     await completions.waitFor({ state: 'detached' });
   }
+}
+
+/** Presses `key` in the code editor once no completion list is open. */
+async function pressInEditor(key: string) {
+  await closeCompletions();
   await page.keyboard.press(key);
 }
 
@@ -192,19 +197,38 @@ describe("a person's walk through the designer alone, to a clerk on /app (issue 
     await noSeriousAxeFindings();
     await screenshot(page, 'walk-feature-error');
 
-    // The fix: ", Text" at the end of the names imported on line 3, reached from its start (the
-    // editor wraps long lines, so End stops at the end of the first visual line, not of the import).
-    // Each key is checked against where the caret went: a completion list that opens late takes
-    // arrow keys for itself, and is closed before the walk goes on.
-    await pressInEditor('Control+Home');
-    const activeLine = page.locator('.cm-activeLine');
-    for (let i = 0; i < 10 && !(await activeLine.innerText()).includes("from '@trellis/ui'"); i++) await pressInEditor('ArrowDown');
-    const namesEnd = (await activeLine.innerText()).indexOf(' } from');
-    expect(namesEnd, await activeLine.innerText()).toBeGreaterThan(0);
-    for (let i = 0; i < 3 * namesEnd && (await caretColumn()) < namesEnd; i++) await pressInEditor('ArrowRight');
+    // The fix: ", Text" at the end of the names imported on line 3. The person clicks just before
+    // the import's " } from"; the caret is checked before typing, and set right with the arrow keys
+    // if the click fell a character off (a completion list that opens late is closed first).
+    const importLine = page.locator('.cm-line').filter({ hasText: "from '@trellis/ui'" });
+    const lineText = await importLine.innerText();
+    const namesEnd = lineText.indexOf(' } from');
+    expect(namesEnd, lineText).toBeGreaterThan(0);
+    await closeCompletions();
+    const point = await importLine.evaluate((line, column) => {
+      line.scrollIntoView({ block: 'center' });
+      const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+      let seen = 0;
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const length = node.textContent?.length ?? 0;
+        if (seen + length > column) {
+          const range = document.createRange();
+          range.setStart(node, column - seen);
+          range.setEnd(node, column - seen + 1);
+          const box = range.getBoundingClientRect();
+          return { x: box.left + 1, y: box.top + box.height / 2 };
+        }
+        seen += length;
+      }
+      return undefined;
+    }, namesEnd);
+    expect(point).toBeDefined();
+    await page.mouse.click(point!.x, point!.y);
+    await expect.poll(() => page.locator('.cm-activeLine').innerText()).toBe(lineText);
+    for (let i = 0; i < 5 && (await caretColumn()) !== namesEnd; i++) await pressInEditor((await caretColumn()) < namesEnd ? 'ArrowRight' : 'ArrowLeft');
     expect(await caretColumn()).toBe(namesEnd);
     await page.keyboard.insertText(', Text');
-    await expect.poll(() => activeLine.innerText()).toMatch(/^import \{[^}]*\bButton\b[^}]*, Text \} from '@trellis\/ui';$/);
+    await expect.poll(() => importLine.innerText()).toMatch(/^import \{[^}]*\bButton\b[^}]*, Text \} from '@trellis\/ui';$/);
     await publish();
     const stored = await feature('order-list');
     expect(stored.status).toBe('published');
