@@ -45,7 +45,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => loopback.listen(0, '127.0.0.1', resolve));
   loopbackUrl = `http://127.0.0.1:${(loopback.address() as AddressInfo).port}`;
-  server = await startTestServer();
+  // The default computation limit, which the limits' tests below name (TEST_ENV gives servers more).
+  server = await startTestServer({ TRELLIS_HOOK_CPU_MS: '200' });
   runtime = server.server.services.hookRuntime;
 });
 

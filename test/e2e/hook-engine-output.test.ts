@@ -6,7 +6,8 @@ import { OWNER, TEST_ENV } from '../helpers/env.js';
 import { spawnServer, type SpawnedServer } from '../helpers/process.js';
 import { gqlData, graphqlClient, login, usingPostgres } from '../helpers/server.js';
 
-// Promise chains that never end: each is stopped at the CPU limit, and the engine it ran in is
+// Promise chains that never end: each is stopped at the CPU limit (200 ms: with more, a chain that
+// keeps its promises runs out of memory first, which rejects its last job), and the engine it ran in is
 // released afterwards. A handle leaked on that path makes QuickJS print an assertion
 // (`list_empty(&rt->gc_obj_list)`) when the runtime is freed.
 const ENDLESS_CHAINS = [
@@ -23,7 +24,7 @@ describe.runIf(!usingPostgres)('the hook engine on a server process', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'trellis-engine-'));
     cpSync(inject('pgliteTemplate'), dir, { recursive: true });
-    server = await spawnServer({ ...TEST_ENV, TRELLIS_DATA_DIR: dir, TRELLIS_WEBHOOK_RATE_LIMIT: '1000', TRELLIS_LOG_LEVEL: 'silent' });
+    server = await spawnServer({ ...TEST_ENV, TRELLIS_DATA_DIR: dir, TRELLIS_WEBHOOK_RATE_LIMIT: '1000', TRELLIS_LOG_LEVEL: 'silent', TRELLIS_HOOK_CPU_MS: '200' });
   });
 
   afterAll(async () => {

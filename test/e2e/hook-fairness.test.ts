@@ -16,8 +16,12 @@ const WORKERS = 4;
 const FLOOD = 12;
 const SAMPLES = 40;
 const ROUNDS = 3;
-/** How long a flood run holds its worker at most: the hook wall-clock limit (TRELLIS_HOOK_TIMEOUT_MS's default). */
-const FLOOD_HOLD_MS = 5_000;
+/**
+ * How long a flood run holds its worker at most: the hook wall-clock limit (TRELLIS_HOOK_TIMEOUT_MS),
+ * far longer than the quick webhook's samples take even on a loaded machine (a flood run that
+ * ended at 5 s there let another take its worker).
+ */
+const FLOOD_HOLD_MS = 30_000;
 
 beforeAll(async () => {
   slow = createServer((_request, response) => {
@@ -25,7 +29,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
   const port = (slow.address() as AddressInfo).port;
-  server = await startTestServer({ TRELLIS_HOOK_EGRESS_ALLOW: `127.0.0.1:${port}`, TRELLIS_HOOK_WORKERS: String(WORKERS), TRELLIS_WEBHOOK_RATE_LIMIT: '100000', TRELLIS_RUN_LOG_SAMPLES_PER_MINUTE: '100000' });
+  server = await startTestServer({ TRELLIS_HOOK_EGRESS_ALLOW: `127.0.0.1:${port}`, TRELLIS_HOOK_WORKERS: String(WORKERS), TRELLIS_HOOK_TIMEOUT_MS: String(FLOOD_HOLD_MS), TRELLIS_WEBHOOK_RATE_LIMIT: '100000', TRELLIS_RUN_LOG_SAMPLES_PER_MINUTE: '100000' });
   const owner = graphqlClient(server.url, await login(server.url));
   await gqlData(owner, 'mutation($c: String!) { createHook(name: "flood", type: "webHook", content: $c) { _id } }', {
     c: `async function (body) { const r = await fetch('http://127.0.0.1:${port}/hold'); return r.json(); }`,
@@ -95,11 +99,11 @@ describe('hook scheduling', () => {
       `quick webhook p50/p99: ${idle50.toFixed(1)}/${idle99.toFixed(1)} ms idle, ${busy50.toFixed(1)}/${busy99.toFixed(1)} ms while ${FLOOD} calls of another held ${WORKERS - 1} of ${WORKERS} workers (${ROUNDS} rounds of ${SAMPLES})`,
     );
     // Unfair scheduling makes the quick webhook wait behind a flood run, which holds its worker
-    // until it is released or its wall-clock limit (5 s) ends it. At a few ms, a p99 on a 2-core
-    // machine running other test files beside this one is the machine's noise (430 ms seen on a
-    // loaded one): the median is held to twice its idle value, the p99 to a bound far below the hold.
+    // until it is released or its wall-clock limit ends it. At a few ms, a p99 on a 2-core machine
+    // running other test files beside this one is the machine's noise (430 ms seen on a loaded
+    // one): the median is held to twice its idle value, the p99 to a bound far below the hold.
     expect(busy50, `p50 ${busy50.toFixed(1)} ms under the flood, ${idle50.toFixed(1)} ms idle`).toBeLessThanOrEqual(2 * Math.max(idle50, 5));
-    expect(busy99).toBeLessThan(FLOOD_HOLD_MS / 4);
+    expect(busy99).toBeLessThan(2_000);
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     await server.server.services.hookRuntime.flushRunLog();
     const owner = graphqlClient(server.url, await login(server.url));
