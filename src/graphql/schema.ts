@@ -34,13 +34,17 @@ export function buildBuilderSchema(modules: readonly GraphQLModule[]): GraphQLSc
   return schema;
 }
 
+let argumentDescriptions: Map<string, Map<string, string>> | undefined;
+
 /**
  * Gives each argument of a root field that passes its arguments to a service the description of
  * its key in that service's input schema (BUILDER_ARGUMENTS): the limits and formats MCP's
  * tools/list states, stated once. An argument whose key has none keeps the SDL's.
  */
 function describeArguments(schema: GraphQLSchema): void {
-  const descriptions = builderArgumentDescriptions();
+  // Read from the schemas once: the builder schema is built again at each change of a table.
+  argumentDescriptions ??= builderArgumentDescriptions();
+  const descriptions = argumentDescriptions;
   for (const root of [schema.getQueryType(), schema.getMutationType()]) {
     if (!root) continue;
     for (const field of Object.values(root.getFields())) {

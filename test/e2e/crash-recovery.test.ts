@@ -4,6 +4,7 @@ import { verifyPGliteIntegrity } from '../helpers/integrity.js';
 import { MCP_ACCEPT } from '../helpers/mcp.js';
 import { spawnServer, type SpawnedServer } from '../helpers/process.js';
 import { freshDataEnv, gqlData, graphqlClient, login } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * kill -9 of the server during a loop of MCP feature writes and record writes, then a restart on
@@ -74,11 +75,8 @@ describe('kill -9 during writes', () => {
     const writers = [featureWriter(1), featureWriter(2), eventWriter(1), eventWriter(2), counterWriter()];
     // Killed once every writer has had writes acknowledged (however slow the machine), and not
     // before 2.5 s, so that many writes are in flight.
-    const started = Date.now();
     const allAcknowledged = () => acknowledged.features.size > 0 && acknowledged.events.size > 0 && acknowledged.counter > 0;
-    while (Date.now() - started < 2500 || (!allAcknowledged() && Date.now() - started < 60_000)) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await Promise.all([new Promise((resolve) => setTimeout(resolve, 2500)), waitFor('a write of every writer acknowledged', allAcknowledged, 60_000)]);
     server.child.kill('SIGKILL');
     stopping = true;
     await Promise.all(writers);
