@@ -27,6 +27,8 @@ import { assertJsonDepth } from './platform/json.js';
 import { BODY_LIMIT } from './platform/limits.js';
 import { startMailSender } from './platform/mail.js';
 import { prettyDestination, resolveLogFormat, type LogFormat } from './platform/log-format.js';
+import { censorLogRecord } from './platform/log-redaction.js';
+import { requestLogger } from './http/request-logger.js';
 import { Metrics } from './platform/metrics.js';
 import { createServices, type Services } from './services.js';
 
@@ -144,13 +146,8 @@ async function createContext(config: Config, database: DatabaseHandle, logger: L
  * passes its own output.
  */
 export function createLogger(config: Config, out: LogOutput = process.stdout): Logger {
-  const options = {
-    level: config.logLevel,
-    redact: {
-      paths: ['req.headers.authorization', '*.password', '*.apiKey', '*.token', '*.value', 'headers.authorization'],
-      censor: '[redacted]',
-    },
-  };
+  // Secrets in logged objects are censored by censorLogRecord, not by pino's `redact` (see log-redaction.ts).
+  const options = { level: config.logLevel, formatters: { log: censorLogRecord } };
   if (resolveLogFormat(config.logFormat, out.isTTY === true) === 'pretty') return pino(options, prettyDestination(out));
   // Standard output pino writes by itself (sonic-boom); another output (a CLI command's) as given.
   return out === process.stdout ? pino(options) : pino(options, out);
@@ -180,8 +177,9 @@ async function buildHttpServer(services: Services, logger: Logger, cliToken: str
     trustProxy: services.ctx.config.trustProxy,
     return503OnClosing: true,
     genReqId: requestIdOf,
+    childLoggerFactory: requestLogger,
   });
-  observeRequests(app, services);
+  observeRequests(app, services, logger);
   await registerCompression(app);
   // Every endpoint takes JSON only; anything else is a 415. Deeply nested JSON is refused before it
   // is parsed: walking or serialising it later would overflow the stack.
@@ -234,7 +232,7 @@ const QUIET_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metr
  * string, which may hold secrets), status and duration: at info, except probes and scrapes, and in
  * the readable format (a person at a terminal) every answer below 400, which are at debug.
  */
-function observeRequests(app: FastifyInstance, services: Services): void {
+function observeRequests(app: FastifyInstance, services: Services, logger: Logger): void {
   const { metrics } = services.ctx;
   const quietSuccesses = logFormatOf(services.ctx.config) === 'pretty';
   app.addHook('onRequest', async (request, reply) => {
@@ -247,9 +245,11 @@ function observeRequests(app: FastifyInstance, services: Services): void {
     const seconds = reply.elapsedTime / 1000;
     metrics.httpRequests.inc({ method: request.method, route, status });
     metrics.httpDuration.observe({ method: request.method, route, status_class: `${Math.floor(status / 100)}xx` }, seconds);
-    const line = { method: request.method, route, path: request.url.split('?')[0]!.slice(0, 200), status, ms: Math.round(reply.elapsedTime * 10) / 10 };
-    if (QUIET_ROUTES.has(route) || (quietSuccesses && status < 400)) request.log.debug(line, 'request answered');
-    else request.log.info(line, 'request answered');
+    // Through the process's logger with the request id as a field: the line reads as a request
+    // logger's would, without making one for each request (see RequestLogger).
+    const line = { reqId: request.id, method: request.method, route, path: request.url.split('?')[0]!.slice(0, 200), status, ms: Math.round(reply.elapsedTime * 10) / 10 };
+    if (QUIET_ROUTES.has(route) || (quietSuccesses && status < 400)) logger.debug(line, 'request answered');
+    else logger.info(line, 'request answered');
   });
 }
 

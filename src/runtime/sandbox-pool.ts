@@ -223,10 +223,10 @@ export class SandboxPool {
       const now = performance.now();
       const computing = (candidate: SandboxWorker) => this.computing(candidate, now);
       // A worker that would take no run at all takes none of these: the line is not read.
-      if (!workerFor(ANY_RUN, this.workers, computing)) break;
+      if (!workerFor(ANY_RUN, this.workers, computing, unfinished)) break;
       const index = nextFair(this.waiting.all, this.workers, this.options.maxWorkers, this.waiting.hooks);
       if (index === -1) break;
-      const worker = workerFor(this.waiting.all[index]!, this.workers, computing);
+      const worker = workerFor(this.waiting.all[index]!, this.workers, computing, unfinished);
       if (!worker) break;
       this.send(worker, this.waiting.take(index));
     }
@@ -530,6 +530,18 @@ export class SandboxPool {
     else this.waiting.putBack(queued);
     this.dispatch();
   }
+}
+
+/**
+ * The runs sent to `worker` that it has not finished by its own account: from the run it is on
+ * (its CURRENT_RUN) to the last sent. The runs before that one have ended and their answers are on
+ * their way to the server's thread (see `workerFor`).
+ */
+function unfinished(worker: SandboxWorker): number {
+  const { runs } = worker;
+  if (runs.length === 0) return 0;
+  const current = Atomics.load(worker.runStates, CURRENT_RUN);
+  return current > runs[0]!.seq ? runs.at(-1)!.seq - current + 1 : runs.length;
 }
 
 /** A run without host members, as `workerFor` reads it: any worker that would take no such run takes none. */

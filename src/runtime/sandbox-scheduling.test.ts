@@ -3,6 +3,7 @@ import {
   expiredWaits,
   FLOWING_MS,
   GROW_AFTER_MS,
+  MAX_IN_FLIGHT,
   growthDueIn,
   idleToStop,
   MAX_STARTING,
@@ -118,6 +119,19 @@ describe('workerFor: which worker takes a run', () => {
     ['a full queue', Array.from({ length: PIPELINE_DEPTH }, () => quick()), 0],
   ])('queues nothing behind %s', (_case, runs, computed) => {
     expect(workerFor(quick(), [worker('busy', runs, computed)], computing)).toBeUndefined();
+  });
+
+  it('counts the runs a worker has not finished by its own account, not those whose answers this thread has yet to read', () => {
+    // Under load the server's thread reads the answers late: a worker through all but 2 of its
+    // PIPELINE_DEPTH runs still takes more, and the one with fewer runs ahead of it first.
+    const late = worker('late answers', Array.from({ length: PIPELINE_DEPTH }, () => quick()));
+    const behind = worker('behind', [quick(), quick(), quick()]);
+    const unfinished = (candidate: TestWorker) => (candidate === late ? 2 : candidate.runs.length);
+    expect(nameOf(workerFor(quick(), [behind, late], computing, unfinished))).toBe('late answers');
+    expect(nameOf(workerFor(quick(), [late], computing))).toBeUndefined();
+    // Whatever it says, a worker holds at most MAX_IN_FLIGHT runs (their states' slots are reused).
+    const full = worker('full', Array.from({ length: MAX_IN_FLIGHT }, () => quick()));
+    expect(workerFor(quick(), [full], computing, () => 0)).toBeUndefined();
   });
 
   it('judges a busy worker by what its meter says it computed, not by how long ago its runs were sent', () => {

@@ -26,6 +26,11 @@ export interface ScheduledWorker {
 
 /** Runs without host members a worker may hold at a time: it goes from one to the next without sleeping. */
 export const PIPELINE_DEPTH = 8;
+/**
+ * Runs a worker may hold at most, finished by it or not, until the server has read their answers:
+ * fewer than the slots of a worker's run states (RUN_SLOTS in sandbox-wire.ts).
+ */
+export const MAX_IN_FLIGHT = 32;
 /** Workers starting at a time: a start costs ~110 ms of CPU, and eight at once starve the runs in progress. */
 export const MAX_STARTING = 2;
 /**
@@ -135,34 +140,46 @@ export class WaitingLine<R extends ScheduledRun> {
  * The worker to give `run`: an idle worker for an exclusive run. For another: a worker busy with
  * such runs whose current one has computed less than FLOWING_MS (the thread is awake and gets
  * through its queue without sleeping), else an idle worker, else a worker busy with such runs
- * whose current one has computed less than WITHDRAW_AFTER_MS; each with room in its queue
- * (PIPELINE_DEPTH), the one with the shortest queue first. None behind a long run. Undefined when
+ * whose current one has computed less than WITHDRAW_AFTER_MS; each with fewer than PIPELINE_DEPTH
+ * runs it has not finished, the one with the fewest first. None behind a long run. Undefined when
  * no worker may take it.
  *
  * @param computing what the current run of a worker has computed so far, in ms. Read it from the
  *   worker's own meter, not from when the pool saw the run start: under load the pool takes the
  *   workers' answers late, and a worker done with its run would look stuck.
+ * @param unfinished the runs sent to a worker that it has not finished, by its own account (the run
+ *   it is on and those after it). Under load the server's thread reads the workers' answers late:
+ *   counted by the answers alone, workers that are keeping up look full, runs wait in the pool's
+ *   line and start workers that only take more of the machine. A worker holds at most
+ *   MAX_IN_FLIGHT runs whatever it says.
  */
-export function workerFor<W extends ScheduledWorker>(run: ScheduledRun, workers: Iterable<W>, computing: (worker: W) => number): W | undefined {
+export function workerFor<W extends ScheduledWorker>(
+  run: ScheduledRun,
+  workers: Iterable<W>,
+  computing: (worker: W) => number,
+  unfinished: (worker: W) => number = (worker) => worker.runs.length,
+): W | undefined {
   let idle: W | undefined;
-  let flowing: W | undefined;
-  let queuing: W | undefined;
+  let flowing: { worker: W; ahead: number } | undefined;
+  let queuing: { worker: W; ahead: number } | undefined;
   for (const worker of workers) {
     if (!worker.ready) continue;
     const queued = worker.runs.length;
     if (queued === 0) {
       if (run.exclusive) return worker;
       idle ??= worker;
-    } else if (!run.exclusive && queued < PIPELINE_DEPTH && !worker.runs[0]!.exclusive) {
+    } else if (!run.exclusive && queued < MAX_IN_FLIGHT && !worker.runs[0]!.exclusive) {
+      const ahead = unfinished(worker);
+      if (ahead >= PIPELINE_DEPTH) continue;
       const computed = computing(worker);
       if (computed < FLOWING_MS) {
-        if (!flowing || queued < flowing.runs.length) flowing = worker;
-      } else if (computed < WITHDRAW_AFTER_MS && (!queuing || queued < queuing.runs.length)) {
-        queuing = worker;
+        if (!flowing || ahead < flowing.ahead) flowing = { worker, ahead };
+      } else if (computed < WITHDRAW_AFTER_MS && (!queuing || ahead < queuing.ahead)) {
+        queuing = { worker, ahead };
       }
     }
   }
-  return flowing ?? idle ?? queuing;
+  return flowing?.worker ?? idle ?? queuing?.worker;
 }
 
 /**

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { CodeCache } from './sandbox-wire.js';
+import { MAX_IN_FLIGHT } from './sandbox-scheduling.js';
+import { CodeCache, RUN_SLOTS } from './sandbox-wire.js';
+
+describe('run states', () => {
+  it('has a slot for each run a worker may hold, so that no two of its runs share one', () => {
+    expect(MAX_IN_FLIGHT).toBeLessThan(RUN_SLOTS);
+  });
+});
 
 describe('CodeCache', () => {
   it('drops the least recently used code past its limit, and code larger than the limit at once', () => {
