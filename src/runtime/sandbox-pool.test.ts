@@ -237,7 +237,9 @@ describe('runs held up behind others', () => {
 
   it('takes runs queued behind a long run back and gives them to other workers', async () => {
     // A loop of 1 s: the quick runs' wait is far from it even on a loaded machine (315 ms seen against 200 ms).
-    const limits = { ...LIMITS, cpuMs: 1000 };
+    // 30 s of wall clock: the four runs that hold the workers wait for three workers to start, which
+    // took over 5 s once on a loaded machine (the first run was then stopped and its worker with it).
+    const limits = { ...LIMITS, cpuMs: 1000, wallMs: 30_000 };
     const pool = new SandboxPool(limits, { ...DEFAULT_SANDBOX_POOL, maxWorkers: 4 });
     await pool.warm();
     // Start three more workers (each takes ~100 ms, more on a loaded machine), so that there are idle

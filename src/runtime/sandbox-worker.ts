@@ -10,6 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
 import { guestLibrary, unwrapResponse } from './guest-library.js';
 import { Sandbox } from './sandbox.js';
+import { threadCpuClock } from './thread-clock.js';
 import { stoppedAt, Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox-types.js';
 import { CodeCache, CURRENT_RUN, QUEUED, RUN_SLOTS, STARTED, type HostReply, type ToServer, type ToWorker, type WorkerData, type WireArgument } from './sandbox-wire.js';
 
@@ -22,6 +23,8 @@ let growRefused = false;
 let memory: WebAssembly.Memory | undefined;
 const sandbox = new Sandbox(data.limits, { maxIdle: 1, maxRunsPerSlot: data.maxRunsPerSlot, maxCompiledPerSlot: data.maxCompiledPerSlot }, {
   meter,
+  // Opened here, so that it reads this thread's clock.
+  clock: threadCpuClock(),
   loadModule: () => {
     // Grows on demand up to `memoryPages`: past it, allocation fails inside the engine ("out of memory").
     const wasmMemory = new WebAssembly.Memory({ initial: data.initialPages, maximum: data.memoryPages });

@@ -2,6 +2,7 @@ import { newQuickJSWASMModule, type QuickJSWASMModule } from 'quickjs-emscripten
 import { SandboxRun } from './sandbox-run.js';
 import { SandboxSlot } from './sandbox-slot.js';
 import type { SandboxGlobals, SandboxLimits, SandboxOutcome } from './sandbox-types.js';
+import type { ThreadClock } from './thread-clock.js';
 
 /** How many hardened contexts (slots) a `Sandbox` keeps between runs, and how long one serves. */
 export interface SlotPoolOptions {
@@ -25,6 +26,8 @@ export interface SandboxEngineOptions {
    * between slices; `[1]` is the computing time of the current run before that slice, in ms.
    */
   meter?: Float64Array;
+  /** The CPU clock of the thread runs run on (see SandboxRun.overBudget); without it, CPU time is wall time inside guest code. */
+  clock?: ThreadClock;
 }
 
 /**
@@ -67,7 +70,7 @@ export class Sandbox {
       this.drop(loading);
       return { ok: false, kind: 'thrown', message: 'The hook runtime failed' };
     }
-    const run = new SandboxRun(slot, this.limits, this.engine.meter);
+    const run = new SandboxRun(slot, this.limits, this.engine.meter, this.engine.clock);
     let outcome: SandboxOutcome;
     try {
       outcome = await run.execute(code, globals, cacheKey);

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_SLOT_POOL, Sandbox } from './sandbox.js';
+import type { SandboxGlobals } from './sandbox-types.js';
+import { threadCpuClock, type ThreadClock } from './thread-clock.js';
+
+const LIMITS = { cpuMs: 100, wallMs: 5000, memoryBytes: 16 * 1024 * 1024, stackBytes: 256 * 1024 };
+const NO_GRANTS: SandboxGlobals = { values: { instance: null }, host: {} };
+/** Guest code that computes for `ms` by its own clock (the wall clock: Date.now in the guest). */
+const busyFor = (ms: number) => `async () => { const end = Date.now() + ${ms}; let n = 0; while (Date.now() < end) n++; return n > 0; }`;
+
+/** A thread clock that says the thread ran `share` of the wall time: the rest it waited for a core. */
+function sharedCore(share: number): { clock: ThreadClock; reads: () => number } {
+  const start = performance.now();
+  let reads = 0;
+  return {
+    clock: () => {
+      reads += 1;
+      return (performance.now() - start) * share;
+    },
+    reads: () => reads,
+  };
+}
+
+describe("a run's CPU budget on a busy machine", () => {
+  it('is not spent by time its thread waited for a core', async () => {
+    const { clock } = sharedCore(0.25);
+    const box = new Sandbox(LIMITS, DEFAULT_SLOT_POOL, { clock });
+    // 300 ms by the wall clock, of which the thread computed 75: within the 100 ms budget.
+    expect(await box.run(busyFor(300), NO_GRANTS)).toMatchObject({ ok: true, value: true });
+    box.close();
+  });
+
+  it('is spent by the time the thread computed', async () => {
+    const { clock } = sharedCore(1);
+    const box = new Sandbox(LIMITS, DEFAULT_SLOT_POOL, { clock });
+    expect(await box.run(busyFor(2000), NO_GRANTS)).toMatchObject({ ok: false, kind: 'timeout' });
+    box.close();
+  });
+
+  it('reads the clock once per run that stays within its budget by the wall clock', async () => {
+    const { clock, reads } = sharedCore(1);
+    const box = new Sandbox(LIMITS, DEFAULT_SLOT_POOL, { clock });
+    for (let i = 0; i < 50; i++) await box.run('async () => 1', NO_GRANTS, 'one');
+    expect(reads()).toBe(50);
+    box.close();
+  });
+});
+
+describe('threadCpuClock', () => {
+  it.runIf(process.platform === 'linux')("reads this thread's CPU time, which grows while it computes, never faster than the wall clock, and not while it sleeps", async () => {
+    const clock = threadCpuClock()!;
+    const first = clock()!;
+    const started = performance.now();
+    // Computes until the clock says 20 ms (however long a busy machine makes that take).
+    while (clock()! - first < 20);
+    expect(clock()! - first).toBeLessThanOrEqual(performance.now() - started + 1);
+    const before = clock()!;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(clock()! - before).toBeLessThan(50);
+  });
+});
