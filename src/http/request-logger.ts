@@ -29,13 +29,32 @@ export class RequestLogger implements FastifyBaseLogger {
     this.real.level = level;
   }
 
-  fatal: LogFn = (...args: Parameters<LogFn>) => this.real.fatal(...args);
-  error: LogFn = (...args: Parameters<LogFn>) => this.real.error(...args);
-  warn: LogFn = (...args: Parameters<LogFn>) => this.real.warn(...args);
-  info: LogFn = (...args: Parameters<LogFn>) => this.real.info(...args);
-  debug: LogFn = (...args: Parameters<LogFn>) => this.real.debug(...args);
-  trace: LogFn = (...args: Parameters<LogFn>) => this.real.trace(...args);
-  silent: LogFn = () => {};
+  // Methods, not arrow functions: a logger is made for every request, and its methods are shared.
+  fatal(...args: Parameters<LogFn>): void {
+    this.real.fatal(...args);
+  }
+
+  error(...args: Parameters<LogFn>): void {
+    this.real.error(...args);
+  }
+
+  warn(...args: Parameters<LogFn>): void {
+    this.real.warn(...args);
+  }
+
+  info(...args: Parameters<LogFn>): void {
+    this.real.info(...args);
+  }
+
+  debug(...args: Parameters<LogFn>): void {
+    this.real.debug(...args);
+  }
+
+  trace(...args: Parameters<LogFn>): void {
+    this.real.trace(...args);
+  }
+
+  silent(): void {}
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.real.child(bindings, options);

@@ -331,9 +331,11 @@ export class SandboxPool {
     worker.runs.push(run);
     if (worker.runs.length === 1) run.started = performance.now();
     else this.watchQueue(worker);
-    const host = Object.fromEntries(
-      Object.entries(run.globals.host).map(([name, member]): [string, true | string[]] => [name, typeof member === 'function' ? true : Object.keys(member)]),
-    );
+    const host = run.exclusive
+      ? Object.fromEntries(
+          Object.entries(run.globals.host).map(([name, member]): [string, true | string[]] => [name, typeof member === 'function' ? true : Object.keys(member)]),
+        )
+      : NO_HOST_MEMBERS;
     const held = worker.codes.has(run.cacheKey);
     try {
       worker.thread.postMessage({
@@ -543,6 +545,9 @@ function unfinished(worker: SandboxWorker): number {
   const current = Atomics.load(worker.runStates, CURRENT_RUN);
   return current > runs[0]!.seq ? runs.at(-1)!.seq - current + 1 : runs.length;
 }
+
+/** The host members of a run that has none. */
+const NO_HOST_MEMBERS: Readonly<Record<string, true | string[]>> = Object.freeze({});
 
 /** A run without host members, as `workerFor` reads it: any worker that would take no such run takes none. */
 const ANY_RUN: ScheduledRun = { cacheKey: '', exclusive: false, queued: 0 };

@@ -86,6 +86,8 @@ describe('nextFair: which waiting run is placed next', () => {
   ])('leaves a worker for the other hooks (%s)', (_case, maxWorkers, held, expected) => {
     const workers = Array.from({ length: held }, (_, i) => worker(String(i), [quick('flood')]));
     expect(nextFair([quick('flood'), quick('flood')], workers, maxWorkers)).toBe(expected);
+    // The same when the caller counts the hooks in line (one here: the shortcut for a single hook).
+    expect(nextFair([quick('flood'), quick('flood')], workers, maxWorkers, 1)).toBe(expected);
   });
 });
 

@@ -61,14 +61,15 @@ export const WATCHDOG_GRACE_MS = 100;
  */
 export function nextFair(waiting: readonly ScheduledRun[], workers: Iterable<ScheduledWorker>, maxWorkers: number, hooks = Infinity): number {
   const cap = Math.max(1, maxWorkers - 1);
+  // Runs of one hook only (the usual case, and a flood's): its oldest, unless it holds the cap.
+  if (hooks === 1 && waiting.length > 0) return holding(workers, waiting[0]!.cacheKey) < cap ? 0 : -1;
   const held = new Map<string, number>();
   let best = -1;
   let bestHeld = Infinity;
   for (let index = 0; index < waiting.length && held.size < hooks; index++) {
     const key = waiting[index]!.cacheKey;
     if (held.has(key)) continue;
-    let count = 0;
-    for (const worker of workers) if (worker.runs.some((run) => run.cacheKey === key)) count += 1;
+    const count = holding(workers, key);
     held.set(key, count);
     if (count === 0) return index;
     if (count < cap && count < bestHeld) {
@@ -77,6 +78,13 @@ export function nextFair(waiting: readonly ScheduledRun[], workers: Iterable<Sch
     }
   }
   return best;
+}
+
+/** How many workers hold a run of the hook `cacheKey`. */
+function holding(workers: Iterable<ScheduledWorker>, cacheKey: string): number {
+  let count = 0;
+  for (const worker of workers) if (worker.runs.some((run) => run.cacheKey === cacheKey)) count += 1;
+  return count;
 }
 
 /**

@@ -176,7 +176,7 @@ export class WebhookDispatcher {
   private async run(hook: Hook, call: WebhookCall, testRun: boolean): Promise<WebhookAnswer> {
     this.calls.hit(APPLICATION_KEY);
     const { runner, hookDb } = this.dependencies;
-    await runner.prepare();
+    // No `runner.prepare()`: a webhook runs in no transaction, so its run may read the environment itself.
     const result = await runner.run({
       hook,
       trigger: 'webHook',
