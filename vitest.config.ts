@@ -45,8 +45,6 @@ const IN_POSTGRES_SUITE_SIDE_BY_SIDE = [
   'test/e2e/designer-walk.test.ts',
   'test/e2e/feature-editor.test.ts',
   'src/runtime/sandbox-pool.test.ts',
-  // Session 17: the embedded suite still ended ~28 s after the PostgreSQL one (348 s against 320 s).
-  'test/e2e/designer-hooks.test.ts',
 ];
 
 // A file that depends on the database mode must run in both suites: it cannot move.

@@ -148,9 +148,23 @@ async function createContext(config: Config, database: DatabaseHandle, logger: L
 export function createLogger(config: Config, out: LogOutput = process.stdout): Logger {
   // Secrets in logged objects are censored by censorLogRecord, not by pino's `redact` (see log-redaction.ts).
   const options = { level: config.logLevel, formatters: { log: censorLogRecord } };
-  if (resolveLogFormat(config.logFormat, out.isTTY === true) === 'pretty') return pino(options, prettyDestination(out));
   // Standard output pino writes by itself (sonic-boom); another output (a CLI command's) as given.
-  return out === process.stdout ? pino(options) : pino(options, out);
+  const pretty = resolveLogFormat(config.logFormat, out.isTTY === true) === 'pretty';
+  const logger = pretty ? pino(options, prettyDestination(out)) : out === process.stdout ? pino(options) : pino(options, out);
+  return withCensoredBindings(logger);
+}
+
+/**
+ * `logger` whose child loggers' bindings are censored as its lines are (pino formats bindings apart
+ * from `formatters.log`). A child is made from its parent's prototype chain, so the root's `child`
+ * serves every generation.
+ */
+function withCensoredBindings(logger: Logger): Logger {
+  const child = logger.child;
+  logger.child = function (this: Logger, bindings, childOptions) {
+    return child.call(this, censorLogRecord(bindings), childOptions);
+  } as Logger['child'];
+  return logger;
 }
 
 /** Where a logger writes its lines: standard output, or a CLI command's output. */

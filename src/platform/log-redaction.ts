@@ -3,8 +3,8 @@
 // that copies and re-parses its paths on each call: on a busy server that was a large share of
 // the allocation of each request (docs/benchmarks.md, session 17). These formatters do the same
 // censoring with a look at each field's type, and copy only the objects they censor. A child
-// logger's bindings are not censored (pino formats them apart): bind identifiers only, as
-// Fastify's request id is.
+// logger's bindings, which pino formats apart, are censored by the same function when the child is
+// made (createLogger in server.ts).
 
 /** What a censored value reads. */
 export const LOG_CENSOR = '[redacted]';
