@@ -27,7 +27,7 @@ import { assertJsonDepth } from './platform/json.js';
 import { BODY_LIMIT } from './platform/limits.js';
 import { startMailSender } from './platform/mail.js';
 import { prettyDestination, resolveLogFormat, type LogFormat } from './platform/log-format.js';
-import { censorLogRecord } from './platform/log-redaction.js';
+import { censoringBindings, censorLogRecord } from './platform/log-redaction.js';
 import { requestLogger } from './http/request-logger.js';
 import { Metrics } from './platform/metrics.js';
 import { createServices, type Services } from './services.js';
@@ -151,20 +151,7 @@ export function createLogger(config: Config, out: LogOutput = process.stdout): L
   // Standard output pino writes by itself (sonic-boom); another output (a CLI command's) as given.
   const pretty = resolveLogFormat(config.logFormat, out.isTTY === true) === 'pretty';
   const logger = pretty ? pino(options, prettyDestination(out)) : out === process.stdout ? pino(options) : pino(options, out);
-  return withCensoredBindings(logger);
-}
-
-/**
- * `logger` whose child loggers' bindings are censored as its lines are (pino formats bindings apart
- * from `formatters.log`). A child is made from its parent's prototype chain, so the root's `child`
- * serves every generation.
- */
-function withCensoredBindings(logger: Logger): Logger {
-  const child = logger.child;
-  logger.child = function (this: Logger, bindings, childOptions) {
-    return child.call(this, censorLogRecord(bindings), childOptions);
-  } as Logger['child'];
-  return logger;
+  return censoringBindings(logger);
 }
 
 /** Where a logger writes its lines: standard output, or a CLI command's output. */

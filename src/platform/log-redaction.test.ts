@@ -44,14 +44,14 @@ describe('the server’s logger', () => {
     const text = lines.join('');
     for (const secret of ['hunter2', 'Bearer abc', 'secret-token']) expect(text).not.toContain(secret);
     const record = JSON.parse(text) as { input: { email: string }; err: { message: string }; msg: string };
+    expect(record.input.email).toBe('a@example.com');
+    expect(record.err.message).toBe('refused');
+    expect(record.msg).toBe('sign-in refused');
     // A child logger's bindings, at any generation.
     lines.length = 0;
     logger.child({ session: { token: 'bound-secret', user: 'u-1' } }).child({ request: { apiKey: 'nested-key' } }).warn('bound');
     const bound = JSON.parse(lines.join('')) as { session: { user: string } };
     expect(lines.join('')).not.toMatch(/bound-secret|nested-key/);
     expect(bound.session.user).toBe('u-1');
-    expect(record.input.email).toBe('a@example.com');
-    expect(record.err.message).toBe('refused');
-    expect(record.msg).toBe('sign-in refused');
   });
 });

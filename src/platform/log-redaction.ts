@@ -4,7 +4,8 @@
 // the allocation of each request (docs/benchmarks.md, session 17). These formatters do the same
 // censoring with a look at each field's type, and copy only the objects they censor. A child
 // logger's bindings, which pino formats apart, are censored by the same function when the child is
-// made (createLogger in server.ts).
+// made (`censoringBindings`).
+import type { Logger } from 'pino';
 
 /** What a censored value reads. */
 export const LOG_CENSOR = '[redacted]';
@@ -64,4 +65,17 @@ function copyOf(object: Record<string, unknown>): Record<string, unknown> {
   if (Array.isArray(object)) return Object.assign([], object) as unknown as Record<string, unknown>;
   if (object instanceof Error) return { ...object, type: object.name, message: object.message, stack: object.stack };
   return { ...object };
+}
+
+/**
+ * `logger`, whose child loggers' bindings are censored as its lines are (pino formats bindings
+ * apart from `formatters.log`). A child is made from its parent's prototype chain, so the root's
+ * `child` serves every generation.
+ */
+export function censoringBindings(logger: Logger): Logger {
+  const child = logger.child;
+  logger.child = function (this: Logger, bindings, childOptions) {
+    return child.call(this, censorLogRecord(bindings), childOptions);
+  } as Logger['child'];
+  return logger;
 }

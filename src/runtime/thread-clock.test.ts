@@ -1,3 +1,4 @@
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SLOT_POOL, Sandbox } from './sandbox.js';
 import type { SandboxGlobals } from './sandbox-types.js';
@@ -57,5 +58,26 @@ describe('threadCpuClock', () => {
     const before = clock()!;
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(clock()! - before).toBeLessThan(50);
+  });
+
+  it.runIf(process.platform === 'linux')('reads the clock of the thread that made it: a worker’s does not count the server thread’s computing', async () => {
+    // The worker makes its clock, then reports it before and after this thread computes 50 ms of CPU.
+    const source = `
+      const { parentPort } = require('node:worker_threads');
+      const { openSync, readSync } = require('node:fs');
+      const fd = openSync('/proc/thread-self/schedstat', 'r');
+      const read = () => { const b = Buffer.alloc(64); const n = readSync(fd, b, 0, 64, 0); return Number(b.toString('latin1', 0, n).split(' ')[0]) / 1e6; };
+      parentPort.on('message', () => parentPort.postMessage(read()));
+      parentPort.postMessage(read());`;
+    const worker = new Worker(source, { eval: true });
+    const next = () => new Promise<number>((resolve) => worker.once('message', resolve));
+    const first = await next();
+    const mine = threadCpuClock()!;
+    const start = mine()!;
+    while (mine()! - start < 50);
+    worker.postMessage('read');
+    const second = await next();
+    await worker.terminate();
+    expect(second - first).toBeLessThan(25);
   });
 });
