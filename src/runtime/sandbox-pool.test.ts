@@ -238,7 +238,7 @@ describe('runs held up behind others', () => {
   it('takes runs queued behind a long run back and gives them to other workers', async () => {
     // A loop of 1 s: the quick runs' wait is far from it even on a loaded machine (315 ms seen against 200 ms).
     // 30 s of wall clock: the four runs that hold the workers wait for three workers to start, which
-    // took over 5 s once on a loaded machine (the first run was then stopped and its worker with it).
+    // took over 5 s once on a loaded machine.
     const limits = { ...LIMITS, cpuMs: 1000, wallMs: 30_000 };
     const pool = new SandboxPool(limits, { ...DEFAULT_SANDBOX_POOL, maxWorkers: 4 });
     await pool.warm();
@@ -253,7 +253,10 @@ describe('runs held up behind others', () => {
       return allThere.then(() => 'all there');
     };
     const hold: SandboxPoolGlobals = { values: { instance: null }, host: { wait } };
-    await Promise.all(Array.from({ length: 4 }, () => pool.run('async () => await wait()', hold)));
+    // Four hooks (four codes): one hook holds at most all workers but one (`nextFair`), and runs of
+    // one code would wait for each other until the wall-clock limit.
+    const holding = await Promise.all(Array.from({ length: 4 }, (_, n) => pool.run(`async () => await wait(${n})`, hold)));
+    expect(holding.map(({ outcome }) => valueOf(outcome))).toEqual(Array(4).fill('all there'));
     // A worker reports itself idle a moment after its run answered.
     await vi.waitFor(() => expect(pool.stats()).toMatchObject({ alive: 4, idle: 4 }), { timeout: 5000 });
     // Sent in the same moment, the quick runs queue behind the endless loop in its worker at first.
