@@ -40,6 +40,7 @@ const MODE_INDEPENDENT = [
  * that both end together. `npm test` alone runs them as always.
  */
 const IN_POSTGRES_SUITE_SIDE_BY_SIDE = [
+  'test/e2e/app-page-resilience.test.ts',
   'test/e2e/designer-a11y.test.ts',
   'test/e2e/designer.test.ts',
   'test/e2e/designer-walk.test.ts',
