@@ -168,6 +168,19 @@ describe('nextFair and WaitingLine under a long line', () => {
     }
   });
 
+  it('counts the hooks waiting as a count of the line would, past the hooks it forgets', () => {
+    const line = new WaitingLine<ScheduledRun>();
+    let seed = 5;
+    const next = (below: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % below;
+    for (let step = 0; step < 6000; step++) {
+      // Hooks of many versions: past a thousand, those with no run waiting are forgotten.
+      if (line.length === 0 || next(3) > 0) line.push(quick(`hook-${next(step < 3000 ? 1500 : 4)}`));
+      else if (next(2) === 0) line.take(next(line.length));
+      else line.takeFront(1 + next(3));
+      expect(line.hooks, `step ${step}`).toBe(new Set(line.all.map((run) => run.cacheKey)).size);
+    }
+  });
+
   it('counts the hooks waiting through every change of the line', () => {
     const line = new WaitingLine<ScheduledRun>();
     line.push(quick('a'));

@@ -87,6 +87,9 @@ function holding(workers: Iterable<ScheduledWorker>, cacheKey: string): number {
   return count;
 }
 
+/** Hooks the waiting line counts before it forgets those with no run waiting (code of earlier versions, deleted hooks). */
+const FORGET_AFTER_HOOKS = 1000;
+
 /**
  * The runs no worker has taken yet, oldest first, with a count of them per hook (by code) so that
  * placing one costs the same for a line of ten runs and one of ten thousand: under a burst the
@@ -94,7 +97,13 @@ function holding(workers: Iterable<ScheduledWorker>, cacheKey: string): number {
  */
 export class WaitingLine<R extends ScheduledRun> {
   private runs: R[] = [];
+  /**
+   * Runs waiting per hook, a hook without any kept at 0: a set and a delete per run made V8 rebuild
+   * the Map's table, in the old generation where a long-lived Map keeps its tables, and that garbage
+   * brought on the server thread's major collections. Hooks at 0 are forgotten past FORGET_AFTER_HOOKS.
+   */
   private readonly perHook = new Map<string, number>();
+  private hooksWaiting = 0;
 
   get length(): number {
     return this.runs.length;
@@ -102,7 +111,7 @@ export class WaitingLine<R extends ScheduledRun> {
 
   /** How many hooks have runs waiting. */
   get hooks(): number {
-    return this.perHook.size;
+    return this.hooksWaiting;
   }
 
   /** The runs in line, oldest first (read only: change the line through its methods). */
@@ -138,9 +147,14 @@ export class WaitingLine<R extends ScheduledRun> {
   }
 
   private count(run: R, by: number): void {
-    const now = (this.perHook.get(run.cacheKey) ?? 0) + by;
-    if (now > 0) this.perHook.set(run.cacheKey, now);
-    else this.perHook.delete(run.cacheKey);
+    const before = this.perHook.get(run.cacheKey) ?? 0;
+    const now = before + by;
+    if (before === 0 && now > 0) this.hooksWaiting += 1;
+    else if (before > 0 && now === 0) this.hooksWaiting -= 1;
+    this.perHook.set(run.cacheKey, now);
+    if (now === 0 && this.perHook.size > FORGET_AFTER_HOOKS) {
+      for (const [cacheKey, count] of this.perHook) if (count === 0) this.perHook.delete(cacheKey);
+    }
   }
 }
 

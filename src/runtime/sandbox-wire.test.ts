@@ -23,6 +23,31 @@ describe('CodeCache', () => {
     expect(cache.use('d')).toBeUndefined();
   });
 
+  it('keeps what a plain least-recently-used list keeps, a run of the same hook in a row included', () => {
+    const cache = new CodeCache<string>(40, (code) => code.length);
+    // The reference: keys oldest first.
+    let order: string[] = [];
+    const sizes = new Map<string, number>();
+    let seed = 11;
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648);
+    for (let step = 0; step < 5000; step++) {
+      // Often the same hook again, as under a flood of one webhook.
+      const key = next() % 3 === 0 ? (order.at(-1) ?? 'hook-0') : `hook-${next() % 7}`;
+      const code = key.repeat(1 + (next() % 3));
+      if (next() % 2 === 0 && cache.has(key)) {
+        expect(cache.use(key)).toBeDefined();
+        order = [...order.filter((held) => held !== key), key];
+      } else {
+        cache.put(key, code);
+        sizes.set(key, code.length);
+        order = [...order.filter((held) => held !== key), key];
+        let chars = order.reduce((sum, held) => sum + sizes.get(held)!, 0);
+        while (chars > 40) chars -= sizes.get(order.shift()!)!;
+      }
+      for (let k = 0; k < 7; k++) expect(cache.has(`hook-${k}`), `step ${step}`).toBe(order.includes(`hook-${k}`));
+    }
+  });
+
   it('stays the same as a copy that records only sizes, for any sequence of the same steps', () => {
     const codes = new CodeCache<string>(50, (code) => code.length);
     const sizes = new CodeCache<number>(50, (size) => size);

@@ -74,6 +74,13 @@ export const CODE_CACHE_CHARS = 2_000_000;
 export class CodeCache<V> {
   private readonly entries = new Map<string, V>();
   private chars = 0;
+  /**
+   * The most recently used key, the Map's last. A run of the hook used last leaves the Map as it
+   * is: a delete and a set per run made V8 rebuild the Map's table every other run, in the old
+   * generation where a long-lived Map keeps its tables, and that garbage brought on the server
+   * thread's major collections.
+   */
+  private newest: string | undefined;
 
   constructor(
     private readonly maxChars: number,
@@ -87,9 +94,10 @@ export class CodeCache<V> {
   /** The value held for `key`, which becomes the most recently used; undefined when none is held. */
   use(key: string): V | undefined {
     const value = this.entries.get(key);
-    if (value !== undefined) {
+    if (value !== undefined && key !== this.newest) {
       this.entries.delete(key);
       this.entries.set(key, value);
+      this.newest = key;
     }
     return value;
   }
@@ -102,11 +110,13 @@ export class CodeCache<V> {
       this.chars -= this.sizeOf(held);
     }
     this.entries.set(key, value);
+    this.newest = key;
     this.chars += this.sizeOf(value);
     for (const [oldest, dropped] of this.entries) {
       if (this.chars <= this.maxChars) break;
       this.entries.delete(oldest);
       this.chars -= this.sizeOf(dropped);
+      if (oldest === this.newest) this.newest = undefined;
     }
   }
 }
