@@ -58,8 +58,8 @@ export function systemPrincipal(source: Principal['source'] = 'system'): Princip
  * An inbound webhook call (docs/spec.md 5.4): anonymous, so it writes records with no author and holds no
  * configuration permission; record access is all its code gets, through `db`.
  */
-export function webhookPrincipal(hookName: string): Principal {
-  return { kind: 'system', userId: null, label: `webhook ${hookName}`, isAdmin: false, permissions: new Set(), source: 'webhook' };
+export function webhookPrincipal(hookName: string, requestId?: string): Principal {
+  return { kind: 'system', userId: null, label: `webhook ${hookName}`, isAdmin: false, permissions: new Set(), source: 'webhook', requestId };
 }
 
 /** Throws FORBIDDEN unless the principal holds `permission`. */

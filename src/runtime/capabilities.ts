@@ -44,7 +44,8 @@ export class HookCapabilities {
 
   constructor(private readonly options: CapabilityOptions) {}
 
-  globals(grants: Grants): SandboxPoolGlobals {
+  /** `readInstance`: see SandboxPoolGlobals. */
+  globals(grants: Grants, readInstance = true): SandboxPoolGlobals {
     const host: SandboxPoolGlobals['host'] = {};
     if (grants.fetch) host.fetch = ([url, init], signal) => this.fetch(url, init, signal);
     if (grants.db) {
@@ -53,7 +54,7 @@ export class HookCapabilities {
     }
     const values: Record<string, unknown> = { instance: grants.instance };
     for (const name of VALUE_NAMES) if (grants[name] !== undefined) values[name] = grants[name];
-    return { values, host };
+    return { values, host, readInstance };
   }
 
   private async fetch(url: unknown, init: unknown, signal: AbortSignal): Promise<WithBody> {

@@ -175,7 +175,7 @@ export class SandboxPool {
         queued: now,
         started: 0,
         abort: undefined,
-        resolve: (result) => resolve({ ...result, queuedMs: Math.round((pending.started || performance.now()) - pending.queued) }),
+        resolve: (result) => resolve({ outcome: result.outcome, console: result.console, queuedMs: Math.round((pending.started || performance.now()) - pending.queued) }),
       };
       this.waiting.push(pending);
       this.dispatch();
