@@ -22,6 +22,7 @@ import type { Services } from '../services.js';
 import { quotedEnumValues } from './closed-sets.js';
 import type { GraphQLContext } from './module.js';
 import { queryLimitRules } from './query-limits.js';
+import { withFields } from '../platform/objects.js';
 
 const requestParameters = z.object({
   query: z.string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') }).min(1, 'is required').max(100_000),
@@ -225,7 +226,7 @@ function serviceStatusOf(answer: { data?: Record<string, unknown> | null; errors
 async function authenticate(services: Services, request: FastifyRequest): Promise<Principal> {
   const token = bearerToken(request);
   if (!token) throw unauthenticated();
-  return { ...(await services.auth.principalForBearer(token, request)), requestId: request.id, baseUrl: requestBaseUrl(request, services.ctx.config.publicUrl) };
+  return withFields(await services.auth.principalForBearer(token, request), { requestId: request.id, baseUrl: requestBaseUrl(request, services.ctx.config.publicUrl) });
 }
 
 function sendErrors(reply: FastifyReply, status: number, errors: GraphQLFormattedError[]) {
@@ -234,7 +235,7 @@ function sendErrors(reply: FastifyReply, status: number, errors: GraphQLFormatte
 
 function formatResult(result: ExecutionResult, request: FastifyRequest) {
   if (!result.errors?.length) return result;
-  return { ...result, errors: result.errors.map((error) => formatError(error, request)) };
+  return withFields(result, { errors: result.errors.map((error) => formatError(error, request)) });
 }
 
 /** Resolver errors carry the TrellisError code and status; anything unexpected is logged, not shown. */
@@ -246,10 +247,7 @@ function formatError(error: GraphQLError, request: FastifyRequest): GraphQLForma
   if (!(original instanceof TrellisError) && trellis.code === 'INTERNAL') {
     request.log.error({ err: original, path: error.path }, 'GraphQL resolver failed');
   }
-  return {
-    message: trellis.message,
-    ...(error.locations ? { locations: error.locations } : {}),
-    ...(error.path ? { path: error.path } : {}),
-    extensions: { code: trellis.code, status: trellis.status, ...(trellis.details ? { details: trellis.details } : {}) },
-  };
+  const extensions = trellis.details ? { code: trellis.code, status: trellis.status, details: trellis.details } : { code: trellis.code, status: trellis.status };
+  const { message } = trellis;
+  return error.locations ? { message, locations: error.locations, path: error.path, extensions } : { message, path: error.path, extensions };
 }

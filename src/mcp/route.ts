@@ -11,6 +11,7 @@ import { loadSdk, type Sdk } from './sdk.js';
 import { buildMcpServer } from './server-factory.js';
 import { TOOLS_BY_NAME } from './tools/index.js';
 import { BODY_LIMIT } from '../platform/limits.js';
+import { withFields } from '../platform/objects.js';
 
 /** 60 requests per minute per key (spec section 8). */
 export const MCP_REQUESTS_PER_MINUTE = 60;
@@ -98,7 +99,7 @@ export function registerMcpRoute(app: FastifyInstance, services: Services, optio
     if (route.kind === 'modern') {
       const early = toolCall && (await precheckToolCall(services, caller, toolCall));
       // The 2026-07-28 revision requires the result's kind on every result.
-      if (early) return reply.send({ jsonrpc: '2.0', id: toolCall.id, result: { ...early, resultType: 'complete' } });
+      if (early) return reply.send({ jsonrpc: '2.0', id: toolCall.id, result: withFields(early, { resultType: 'complete' }) });
       return forward(reply, await modern(sdk).fetch(webRequest(request), { authInfo: authInfoOf(caller), parsedBody: request.body }));
     }
     const listId = toolsListIdOf(request.body);
@@ -144,7 +145,7 @@ async function authenticate(services: Services, request: FastifyRequest): Promis
     return await services.auth.guard(request.ip, async () => {
       if (!token) throw unauthenticated();
       const resolved = await services.keys.resolveMcpKey(token);
-      return { principal: { ...resolved.principal, requestId: request.id, baseUrl: requestBaseUrl(request, services.ctx.config.publicUrl) }, keyId: resolved.keyId };
+      return { principal: withFields(resolved.principal, { requestId: request.id, baseUrl: requestBaseUrl(request, services.ctx.config.publicUrl) }), keyId: resolved.keyId };
     });
   } catch (error) {
     if (error instanceof TrellisError && error.code === 'UNAUTHENTICATED') return undefined;

@@ -5,6 +5,7 @@ import { writeMcpAuditEntry, type McpAuditEntry } from '../audit/mcp-log.js';
 import { TrellisError, toTrellisError } from '../platform/errors.js';
 import type { Services } from '../services.js';
 import { resolveAliases, type ToolDefinition, type ToolOutput } from './tools/types.js';
+import { withFields } from '../platform/objects.js';
 
 /** The MCP `CallToolResult` shape Trellis answers with. */
 export interface ToolCallResult {
@@ -76,7 +77,7 @@ export async function runTool(
     return errorResult(message);
   }
   try {
-    const output = await runOrReuse(services, tool, { ...principal, onAudit }, parsed.data);
+    const output = await runOrReuse(services, tool, withFields(principal, { onAudit }), parsed.data);
     await audit('ok', null);
     return fencedResult('jsonLiteral' in output ? output : prepare(output), false);
   } catch (error) {
@@ -102,7 +103,7 @@ interface PreparedOutput {
 }
 
 function prepare(output: ToolOutput): PreparedOutput {
-  const payload = output.diff === undefined ? output.data : { ...output.data, diff: output.diff };
+  const payload = output.diff === undefined ? output.data : withFields(output.data, { diff: output.diff });
   const pretty = fenceSafe(JSON.stringify(payload, null, 2));
   return { value: payload, pretty, compact: fenceSafe(JSON.stringify(payload)), prettyLiteral: JSON.stringify(pretty), jsonLiteral: true };
 }

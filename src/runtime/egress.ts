@@ -4,6 +4,7 @@ import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { parseEgressAllowEntry } from '../platform/egress-allow-list.js';
+import { withFields } from '../platform/objects.js';
 
 /** Limits of one outbound request made by hook code. */
 export interface EgressLimits {
@@ -213,7 +214,7 @@ export async function guardedFetch(
     const target = await vet(current.url, policy);
     const answer = await exchange(current, target, limits, signal);
     const location = answer.status >= 300 && answer.status < 400 ? answer.headers.location : undefined;
-    if (location === undefined) return { ...answer, url: current.url.href };
+    if (location === undefined) return withFields(answer, { url: current.url.href });
     if (hop >= limits.maxRedirects) throw new EgressError(`fetch failed: more than ${limits.maxRedirects} redirects`);
     current = redirected(current, answer.status, parseUrl(location, current.url));
   }

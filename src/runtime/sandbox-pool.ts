@@ -19,6 +19,7 @@ import {
 } from './sandbox-scheduling.js';
 import { stoppedAt, Unserialisable, WithBody, type SandboxLimits, type SandboxOutcome } from './sandbox-types.js';
 import { CODE_CACHE_CHARS, CodeCache, CURRENT_RUN, QUEUED, RUN_SLOTS, WITHDRAWN, type HostReply, type ToServer, type ToWorker, type WireArgument, type WorkerData } from './sandbox-wire.js';
+import { withFields } from '../platform/objects.js';
 
 /** A host function answered on the server's thread: `fetch`, `db.find`, ... */
 export type RemoteMember = (args: unknown[], signal: AbortSignal) => Promise<unknown>;
@@ -201,7 +202,7 @@ export class SandboxPool {
   /** Workers started and stopped (terminated or failed), hooks compiled, runs sent with their code, and workers idle and alive now. */
   stats(): { workersStarted: number; workersStopped: number; compiles: number; codesSent: number; idle: number; alive: number } {
     const idle = [...this.workers].filter((worker) => worker.ready && worker.runs.length === 0).length;
-    return { ...this.counters, idle, alive: this.workers.size };
+    return withFields(this.counters, { idle, alive: this.workers.size });
   }
 
   /** Terminates the idle workers and fails the runs no worker has taken; runs in workers end, then their workers. */
@@ -341,7 +342,7 @@ export class SandboxPool {
       worker.thread.postMessage({
         type: 'run',
         seq: run.seq,
-        ...(held ? {} : { code: run.code }),
+        code: held ? undefined : run.code,
         cacheKey: run.cacheKey,
         values: run.globals.values,
         host,

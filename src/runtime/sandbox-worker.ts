@@ -13,6 +13,7 @@ import { Sandbox } from './sandbox.js';
 import { threadCpuClock } from './thread-clock.js';
 import { stoppedAt, Unserialisable, WithBody, type HostMember, type SandboxGlobals } from './sandbox-types.js';
 import { CodeCache, CURRENT_RUN, QUEUED, RUN_SLOTS, STARTED, type HostReply, type ToServer, type ToWorker, type WorkerData, type WireArgument } from './sandbox-wire.js';
+import { withFields } from '../platform/objects.js';
 
 const data = workerData as WorkerData;
 const port = parentPort!;
@@ -140,7 +141,7 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   // thread whose null page is no longer clean is not used again, nor one whose engine failed.
   if (growRefused && !outcome.ok && outcome.kind !== 'timeout') outcome = stoppedAt('memory', data.limits);
   const response = outcome.ok ? unwrapResponse(outcome.value, responseBrand) : undefined;
-  if (outcome.ok && response) outcome = { ...outcome, value: response.body, response };
+  if (outcome.ok && response) outcome = withFields(outcome, { value: response.body, response });
   let reusable = sandbox.stats().modules === 1 && nullPageClean();
   // The next run must find its whole memory limit free. Garbage this run left in cycles may hold it
   // (see Sandbox.hasRoom), and a context that ran out of memory may be left half-done: disposing

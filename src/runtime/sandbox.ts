@@ -3,6 +3,7 @@ import { SandboxRun } from './sandbox-run.js';
 import { SandboxSlot } from './sandbox-slot.js';
 import type { SandboxGlobals, SandboxLimits, SandboxOutcome } from './sandbox-types.js';
 import type { ThreadClock } from './thread-clock.js';
+import { withFields } from '../platform/objects.js';
 
 /** How many hardened contexts (slots) a `Sandbox` keeps between runs, and how long one serves. */
 export interface SlotPoolOptions {
@@ -102,7 +103,7 @@ export class Sandbox {
 
   /** Slots created, hook codes compiled and engine modules loaded since the start, and slots idle now. */
   stats(): { slotsCreated: number; compiles: number; modules: number; idle: number } {
-    return { ...this.counters, idle: this.idle.length };
+    return withFields(this.counters, { idle: this.idle.length });
   }
 
   /** Disposes the idle slots; runs in progress dispose theirs when they end. */

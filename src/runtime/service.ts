@@ -9,6 +9,7 @@ import { unsendableResponse } from './guest-library.js';
 import { HookRunLog, runDetail, type HookRunRecord } from './run-log.js';
 import type { SandboxOutcome } from './sandbox-types.js';
 import { DEFAULT_SANDBOX_POOL, SandboxPool } from './sandbox-pool.js';
+import { withFields } from '../platform/objects.js';
 
 export const ERROR_MESSAGE_MAX_CHARS = 500;
 /** QuickJS's stack limit: 1 MB would exhaust Node's own ~1 MB stack first (docs/decisions.md D9). */
@@ -32,7 +33,7 @@ export class HookRuntime implements HookRunner {
   ) {
     const { config } = ctx;
     this.egress = new EgressPolicy(config.hookEgressAllow);
-    this.sandbox = new SandboxPool({ cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES }, { ...DEFAULT_SANDBOX_POOL, maxWorkers: config.hookWorkers });
+    this.sandbox = new SandboxPool({ cpuMs: config.hookCpuMs, wallMs: config.hookTimeoutMs, memoryBytes: config.hookMemoryMb * 1024 * 1024, stackBytes: HOOK_STACK_BYTES }, withFields(DEFAULT_SANDBOX_POOL, { maxWorkers: config.hookWorkers }));
     this.runLog = new HookRunLog(ctx.db, ctx.logger, { samplesPerMinute: config.runLogSamplesPerMinute, periodMs: config.runStatsPeriodMs });
     this.environment = new ReadValue(ctx.changes, { topics: ['config'] });
   }

@@ -10,6 +10,7 @@ import { parseJsonText } from '../platform/json.js';
 import { WindowLimiter } from '../platform/limits.js';
 import { ReadValue } from '../platform/read-cache.js';
 import { parseInput } from '../platform/validation.js';
+import { withFields } from '../platform/objects.js';
 
 /** What the dispatcher is handed of the other services (built in services.ts). */
 export interface WebhookDependencies {
@@ -158,7 +159,7 @@ export class WebhookDispatcher {
     const reply = await this.replyTo(() => this.run(hook, { name: hook.name, body: parseWebhookBody(request), headers, request, ip: '', requestId: principal.requestId }, true));
     return {
       httpStatus: reply.status,
-      headers: headerList({ ...WEBHOOK_FIXED_HEADERS, ...reply.headers }),
+      headers: headerList(withFields(WEBHOOK_FIXED_HEADERS, reply.headers)),
       body: reply.body ?? '',
       sentHeaders: headerList(headers),
     };

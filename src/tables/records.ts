@@ -32,6 +32,7 @@ import {
   type SaveContext,
   type SaveHooks,
 } from './save-pipeline.js';
+import { withFields } from '../platform/objects.js';
 
 // src/graphql/schema-provider.ts reads the tables from here.
 export { loadRecordTables } from './record-sql.js';
@@ -146,9 +147,9 @@ export class RecordService {
    */
   hookDb(author: Principal, db: Db = this.ctx.db) {
     // Hook code is the application's own: its `db` reaches every record, whoever the author is.
-    const principal: Principal = author.dataRoles?.length ? { ...author, dataRoles: [] } : author;
+    const principal: Principal = author.dataRoles?.length ? withFields(author, { dataRoles: [] }) : author;
     return {
-      find: (table, filter, options) => this.list(principal, table, { ...(isPlainObject(options) ? options : {}), filter } as RecordQueryInput, db),
+      find: (table, filter, options) => this.list(principal, table, withFields(isPlainObject(options) ? options : {}, { filter }) as RecordQueryInput, db),
       get: (table, id) => this.get(principal, table, id, db),
       create: (table, data) => this.createRecord(principal, table, data, { db, runHooks: false }),
       update: (table, id, data) => this.updateRecord(principal, table, id, data, { db, runHooks: false }),
@@ -203,7 +204,7 @@ export class RecordService {
       if (hooks.beforeSave.length) {
         const existing = await selectRecord(trx, table, id, true, scope);
         if (!existing) throw await this.unreachable(principal, trx, table, id, 'update');
-        final = await this.saves.beforeSave(principal, table, hooks, { _id: id, ...fieldValues(table, existing), ...changes }, trx);
+        final = await this.saves.beforeSave(principal, table, hooks, Object.assign({ _id: id }, fieldValues(table, existing), changes), trx);
       }
       await assertReferencesExist(trx, table, final);
       const updated = await updateRecordRow(trx, table, id, final, principal.userId, scope);
@@ -237,7 +238,7 @@ export class RecordService {
     for (let attempt = 1; ; ) {
       const existing = remembered ?? (await selectRecordVersion(db, table, id, scope));
       if (!existing) throw await this.unreachable(principal, db, table, id, 'update');
-      const final = await this.saves.beforeSave(principal, table, hooks, { _id: id, ...fieldValues(table, existing.record), ...changes }, db);
+      const final = await this.saves.beforeSave(principal, table, hooks, Object.assign({ _id: id }, fieldValues(table, existing.record), changes), db);
       const updated = await updateRecordRow(db, table, id, final, principal.userId, scope, existing.version);
       if (updated) {
         this.versions.set(versionKey(table.id, id), updated, generation);

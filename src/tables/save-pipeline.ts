@@ -8,6 +8,7 @@ import { TrellisError, badInput } from '../platform/errors.js';
 import { ReadValue } from '../platform/read-cache.js';
 import { rolledBack } from './record-sql.js';
 import { isSystemField, validateRecordData, type RecordOutput, type RecordTable, type RecordValues } from './record-schema.js';
+import { withFields } from '../platform/objects.js';
 
 /**
  * What the record layer is handed of the hooks (built in services.ts): the hooks, to find each
@@ -65,7 +66,7 @@ export class SavePipeline {
     const hooks = await this.tableHooks(tableId);
     if (!hooks.beforeSave.length && !hooks.afterSave.length) return NO_HOOKS;
     if (hooks.beforeSave.length) await this.saveHooks.runner.prepare();
-    return { ...hooks, user: await this.author(principal) };
+    return withFields(hooks, { user: await this.author(principal) });
   }
 
   /**
@@ -121,7 +122,7 @@ export class SavePipeline {
       .select(['u.id as _id', 'u.email', 'r.name as role'])
       .where('u.id', '=', principal.userId)
       .executeTakeFirst();
-    return user ? { ...user, ...via } : null;
+    return user ? withFields(user, via) : null;
   }
 
   /** The save hooks of a table, from a cache kept until the next configuration change. */
@@ -180,6 +181,6 @@ function validateHookResult(table: RecordTable, hook: Hook, instance: Record<str
     return validateRecordData(table, data, 'create', 'data');
   } catch (error) {
     if (!(error instanceof TrellisError)) throw error;
-    throw badInput(`beforeSave hook '${hook.name}' left an invalid record: ${error.message}`, { ...error.details, hook: hook.name });
+    throw badInput(`beforeSave hook '${hook.name}' left an invalid record: ${error.message}`, withFields(error.details ?? {}, { hook: hook.name }));
   }
 }
