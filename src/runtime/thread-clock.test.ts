@@ -24,9 +24,10 @@ function sharedCore(share: number): { clock: ThreadClock; reads: () => number } 
 
 describe("a run's CPU budget on a busy machine", () => {
   it('is not spent by time its thread waited for a core', async () => {
-    const { clock } = sharedCore(0.25);
+    const { clock } = sharedCore(0.1);
     const box = new Sandbox(LIMITS, DEFAULT_SLOT_POOL, { clock });
-    // 300 ms by the wall clock, of which the thread computed 75: within the 100 ms budget.
+    // 300 ms by the wall clock, of which the thread computed 30: within the 100 ms budget, also when
+    // a loaded machine stretches the run around the loop to a second (it did to over 400 ms once).
     expect(await box.run(busyFor(300), NO_GRANTS)).toMatchObject({ ok: true, value: true });
     box.close();
   });
@@ -54,9 +55,13 @@ describe('threadCpuClock', () => {
     const started = performance.now();
     // Computes until the clock says 20 ms (however long a busy machine makes that take).
     while (clock()! - first < 20);
-    expect(clock()! - first).toBeLessThanOrEqual(performance.now() - started + 1);
+    // Within a scheduler tick (4 ms at 250 Hz): the kernel's count of the running thread can lag by
+    // up to one, and `first` was such a reading (24.0 ms of CPU against 22.8 ms of wall time, once).
+    expect(clock()! - first).toBeLessThanOrEqual(performance.now() - started + 5);
+    // Blocked, not awaiting: while this thread awaits a timer, the suite's process runs other work
+    // on it (servers of earlier files wind down), which its clock rightly counts (71 ms once).
     const before = clock()!;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
     expect(clock()! - before).toBeLessThan(50);
   });
 
