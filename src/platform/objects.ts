@@ -10,5 +10,9 @@
  * @example withFields(principal, { requestId: request.id })
  */
 export function withFields<T extends object, F extends object>(source: T, fields: F): Omit<T, keyof F> & F {
+  // Object.assign sets what the spread defines: an own `__proto__` key (JSON.parse makes one from a
+  // caller's input) would set the copy's prototype instead of being copied. Such rare objects take
+  // the spread.
+  if (Object.hasOwn(source, '__proto__') || Object.hasOwn(fields, '__proto__')) return { ...source, ...fields };
   return Object.assign({}, source, fields);
 }
