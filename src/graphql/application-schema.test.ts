@@ -1,10 +1,11 @@
-import { GraphQLSchema, buildSchema, graphql, parse, validate } from 'graphql';
+import { GraphQLEnumType, GraphQLScalarType, GraphQLSchema, buildSchema, graphql, parse, printSchema, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import type { RecordField, RecordTable } from '../tables/record-schema.js';
 import { applicationSchema, sectionedSdl } from './application-schema.js';
 import { builderModules } from './builder/index.js';
 import { recordsModule, type TakenNames } from './records/index.js';
-import { buildBuilderSchema } from './schema.js';
+import { DOMAIN_ENUMS, DOMAIN_SCALARS } from './closed-sets.js';
+import { buildBuilderSchema, extendBuilderSchema } from './schema.js';
 
 const builder = buildBuilderSchema(builderModules);
 const taken: TakenNames = {
@@ -23,9 +24,9 @@ const ORDERS = table('Orders', [
 ]);
 const ORDER_OPERATIONS = ['listOrders', 'getOrders', 'createOrders', 'updateOrders', 'deleteOrders'];
 
-/** The whole schema of an application with these tables, and the names of its generated root fields. */
+/** The whole schema of an application with these tables (as served), and the names of its generated root fields. */
 function wholeSchema(tables: RecordTable[]): { schema: GraphQLSchema; applicationFields: Set<string> } {
-  const schema = buildBuilderSchema([...builderModules, recordsModule(tables, taken)]);
+  const schema = extendBuilderSchema(builder, recordsModule(tables, taken));
   const roots = [...Object.keys(schema.getQueryType()!.getFields()), ...Object.keys(schema.getMutationType()!.getFields())];
   return { schema, applicationFields: new Set(roots.filter((name) => !taken.queries.has(name) && !taken.mutations.has(name))) };
 }
@@ -33,6 +34,30 @@ function wholeSchema(tables: RecordTable[]): { schema: GraphQLSchema; applicatio
 function rootFields(schema: GraphQLSchema): string[] {
   return [...Object.keys(schema.getQueryType()?.getFields() ?? {}), ...Object.keys(schema.getMutationType()?.getFields() ?? {})].sort();
 }
+
+describe('the builder schema extended with the tables', () => {
+  it('is the schema built from all the SDL at once: the same types, resolvers, argument descriptions and closed sets', () => {
+    const module = recordsModule([ORDERS, table('Payroll', [{ name: 'amount', type: 'number', required: true, unique: false, reference: null }])], taken);
+    const whole = buildBuilderSchema([...builderModules, module]);
+    const extended = extendBuilderSchema(builder, module);
+    expect(printSchema(extended)).toBe(printSchema(whole));
+    for (const root of ['getQueryType', 'getMutationType'] as const) {
+      const wholeFields = whole[root]()!.getFields();
+      for (const [name, field] of Object.entries(extended[root]()!.getFields())) {
+        expect(field.resolve, name).toBe(wholeFields[name]!.resolve);
+        expect(field.args.map((argument) => argument.description), name).toEqual(wholeFields[name]!.args.map((argument) => argument.description));
+      }
+    }
+    for (const name of [...Object.keys(DOMAIN_ENUMS), ...Object.keys(DOMAIN_SCALARS)]) {
+      const type = extended.getType(name) as GraphQLEnumType | GraphQLScalarType;
+      expect(() => type.parseValue('not-a-member'), name).toThrow(/must be one of/);
+    }
+  });
+
+  it('is the builder schema itself while the application has no tables', () => {
+    expect(extendBuilderSchema(builder, recordsModule([], taken))).toBe(builder);
+  });
+});
 
 describe('the application schema', () => {
   it("holds the generated operations only, with their resolvers, and none of the builder's types", () => {

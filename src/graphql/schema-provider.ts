@@ -9,7 +9,7 @@ import { quotedEnumValues } from './closed-sets.js';
 import { builderModules } from './builder/index.js';
 import { recordsModule, type RecordTypeNames, type TakenNames } from './records/index.js';
 import { assignRecordNames } from './records/names.js';
-import { buildBuilderSchema } from './schema.js';
+import { buildBuilderSchema, extendBuilderSchema } from './schema.js';
 
 /** The schema served at `/graphql` and the version that names it (document caches key on it). */
 export interface VersionedSchema {
@@ -38,7 +38,7 @@ const MAX_REFRESHES_PER_REQUEST = 3;
  * and the SDL are derived once per version.
  */
 export class GraphQLSchemaProvider {
-  private taken: TakenNames | undefined;
+  private builder: { schema: GraphQLSchema; taken: TakenNames } | undefined;
   private built: BuiltSchema | undefined;
   private printed: { version: number; sdl: string } | undefined;
   private forFeatures: { version: number; featureSchema: FeatureSchema } | undefined;
@@ -50,10 +50,20 @@ export class GraphQLSchemaProvider {
     this.checked = new ReadValue(ctx.changes, { topics: ['config'] });
   }
 
-  /** The names the builder's own schema takes; built on first use, not at start (it costs ~90 ms of a start). */
+  /**
+   * The builder's own schema, which the tables' operations extend, and the names it takes; built on
+   * first use, not at start (it costs ~90 ms of a start).
+   */
+  private get builderSchema(): { schema: GraphQLSchema; taken: TakenNames } {
+    if (!this.builder) {
+      const schema = buildBuilderSchema(builderModules);
+      this.builder = { schema, taken: takenNames(schema) };
+    }
+    return this.builder;
+  }
+
   private get builderTaken(): TakenNames {
-    this.taken ??= takenNames(buildBuilderSchema(builderModules));
-    return this.taken;
+    return this.builderSchema.taken;
   }
 
   /** The current schema; after a configuration change, checked against the tables first. */
@@ -121,7 +131,7 @@ export class GraphQLSchemaProvider {
     const fingerprint = await tablesFingerprint(this.ctx);
     if (this.built?.fingerprint !== fingerprint) {
       const [tables, hidden] = await Promise.all([loadRecordTables(this.ctx.db), hiddenFields(this.ctx)]);
-      const schema = buildBuilderSchema([...builderModules, recordsModule(tables, this.builderTaken, hidden)]);
+      const schema = extendBuilderSchema(this.builderSchema.schema, recordsModule(tables, this.builderTaken, hidden));
       const recordNames = assignRecordNames(tables, this.builderTaken);
       const tableNames = new Map(tables.map((table) => [table.id, table.name]));
       this.built = { schema, version: (this.built?.version ?? 0) + 1, fingerprint, recordNames, tableNames };

@@ -1,4 +1,4 @@
-import { GraphQLObjectType, buildSchema, type GraphQLSchema } from 'graphql';
+import { GraphQLObjectType, buildSchema, extendSchema, parse, type GraphQLSchema } from 'graphql';
 import { CLOSED_SET_TYPE_DEFS, attachClosedSets } from './closed-sets.js';
 import { builderArgumentDescriptions } from './builder/operation-args.js';
 import type { GraphQLModule } from './module.js';
@@ -17,6 +17,29 @@ const ROOT_TYPE_DEFS = /* GraphQL */ `
 /** Builds one executable schema from the modules' SDL and attaches their resolvers. */
 export function buildBuilderSchema(modules: readonly GraphQLModule[]): GraphQLSchema {
   const schema = buildSchema([ROOT_TYPE_DEFS, CLOSED_SET_TYPE_DEFS, ...modules.map((m) => m.typeDefs)].join('\n'));
+  attachResolvers(schema, modules);
+  attachClosedSets(schema);
+  describeArguments(schema);
+  return schema;
+}
+
+/**
+ * The schema `base` (built by buildBuilderSchema) with `module` added, as buildBuilderSchema would
+ * build them together: only the module's SDL is parsed and checked (against `base`). The schema is
+ * built again at each change of a table, and parsing and checking the builder's SDL each time was
+ * half of that.
+ */
+export function extendBuilderSchema(base: GraphQLSchema, module: GraphQLModule): GraphQLSchema {
+  if (!module.typeDefs.trim()) return base;
+  const schema = extendSchema(base, parse(module.typeDefs));
+  attachResolvers(schema, [module]);
+  // Fields keep their resolvers and arguments their descriptions in the copy; an enum's own
+  // parseValue and parseLiteral are not part of what is copied.
+  attachClosedSets(schema);
+  return schema;
+}
+
+function attachResolvers(schema: GraphQLSchema, modules: readonly GraphQLModule[]): void {
   for (const module of modules) {
     for (const [typeName, fields] of Object.entries(module.resolvers)) {
       const type = schema.getType(typeName);
@@ -29,9 +52,6 @@ export function buildBuilderSchema(modules: readonly GraphQLModule[]): GraphQLSc
       }
     }
   }
-  attachClosedSets(schema);
-  describeArguments(schema);
-  return schema;
 }
 
 let argumentDescriptions: Map<string, Map<string, string>> | undefined;
