@@ -1,15 +1,24 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { LongestFirstSequencer } from './test/helpers/sequencer.js';
 
 /**
- * Files that do not depend on the database mode: the sandbox's unit tests and the browser tests
- * (the pages only speak GraphQL, which the PostgreSQL suite tests directly). They run in the
- * embedded suite only, to keep `.ci/run` within its budget (docs/decisions.md, D26).
+ * Files that open a database but whose behaviour does not depend on its mode: the sandbox's tests
+ * (the hooks' run log and db calls are the statements that hooks.test, hook-runs.test and
+ * data-access.test run on PostgreSQL), the browser tests (the pages only speak GraphQL, which the
+ * PostgreSQL suite tests directly), the MCP protocol and the hook scheduler. They run in the
+ * embedded suite only, to keep `.ci/run` within its budget (docs/decisions.md, D26). Files that
+ * open no database at all (`OPENS_A_DATABASE` below) are left out of the PostgreSQL suite without
+ * being listed.
  */
 const MODE_INDEPENDENT = [
-  'src/runtime/sandbox.test.ts',
-  'src/runtime/sandbox-pool.test.ts',
-  'src/runtime/sandbox-scheduling.test.ts',
+  'src/runtime/service.test.ts',
+  'test/e2e/sandbox-suite.test.ts',
+  'test/e2e/webhooks.test.ts',
+  'test/e2e/hook-fairness.test.ts',
+  'test/e2e/mcp-protocol.test.ts',
   'test/e2e/designer.test.ts',
   'test/e2e/designer-admin.test.ts',
   'test/e2e/designer-access.test.ts',
@@ -22,17 +31,31 @@ const MODE_INDEPENDENT = [
   'test/e2e/feature-editor.test.ts',
   'test/e2e/designer-walk.test.ts',
   'test/e2e/frame-network.test.ts',
-  'test/e2e/web-size.test.ts',
   'test/e2e/designer-resilience.test.ts',
   'test/e2e/designer-a11y.test.ts',
   'test/e2e/third-party-clients.test.ts',
   'test/e2e/app-page-resilience.test.ts',
   'test/e2e/compression.test.ts',
   'test/e2e/mcp-tools-contract.test.ts',
-  'src/mcp/portable-schema.test.ts',
-  'test/fuzz/keep.test.ts',
-  'src/layering.test.ts',
 ];
+
+/**
+ * Whether a test file opens a database: a test server or the services (test/helpers), a spawned
+ * server or command, a private PostgreSQL server, the suite's template, or its own. A file that
+ * opens none (a unit test of pure code, a check of the sources) cannot differ between the modes.
+ */
+const OPENS_A_DATABASE = /helpers\/(server|services|process|private-postgres|access-matrix|mcp|designer)\.js|inject\(|TRELLIS_TEST_DATABASE|openDatabase|usingPostgres/;
+function testFiles(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : testFiles(path);
+    return entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+const root = fileURLToPath(new URL('.', import.meta.url));
+const OPEN_NO_DATABASE = ['src', 'test']
+  .flatMap((folder) => testFiles(join(root, folder)).map((file) => relative(root, file)))
+  .filter((file) => !OPENS_A_DATABASE.test(readFileSync(join(root, file), 'utf8')));
 
 /**
  * `.ci/run` runs the two suites side by side (TRELLIS_TEST_SIDE_BY_SIDE=1), and the PostgreSQL one,
@@ -45,18 +68,21 @@ const IN_POSTGRES_SUITE_SIDE_BY_SIDE = [
   'test/e2e/designer.test.ts',
   'test/e2e/designer-walk.test.ts',
   'test/e2e/feature-editor.test.ts',
+  'test/e2e/designer-resilience.test.ts',
+  'test/e2e/designer-access.test.ts',
   'src/runtime/sandbox-pool.test.ts',
 ];
 
 // A file that depends on the database mode must run in both suites: it cannot move.
+const modeIndependent = [...MODE_INDEPENDENT, ...OPEN_NO_DATABASE];
 for (const file of IN_POSTGRES_SUITE_SIDE_BY_SIDE) {
-  if (!MODE_INDEPENDENT.includes(file)) throw new Error(`${file} moves to the PostgreSQL suite side by side but is not in MODE_INDEPENDENT`);
+  if (!modeIndependent.includes(file)) throw new Error(`${file} moves to the PostgreSQL suite side by side but is not in MODE_INDEPENDENT`);
 }
 
 const postgresSuite = process.env.TRELLIS_TEST_DATABASE === 'postgres';
 const sideBySide = process.env.TRELLIS_TEST_SIDE_BY_SIDE === '1';
 const excluded = postgresSuite
-  ? MODE_INDEPENDENT.filter((file) => !(sideBySide && IN_POSTGRES_SUITE_SIDE_BY_SIDE.includes(file)))
+  ? modeIndependent.filter((file) => !(sideBySide && IN_POSTGRES_SUITE_SIDE_BY_SIDE.includes(file)))
   : sideBySide
     ? IN_POSTGRES_SUITE_SIDE_BY_SIDE
     : [];
