@@ -34,8 +34,8 @@ export const updateUserInput = z.object({
   _id: idSchema,
   name: displayName.optional(),
   role: z.string().trim().min(1).optional(),
-  disabled: z.boolean().optional(),
   password: password.optional(),
+  disabled: z.boolean().optional(),
 });
 
 export const changePasswordInput = z.object({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { codePatchesSchema } from '../authoring/code-edits.js';
 import { readableName } from '../platform/names.js';
-import { confirmTrue, recordRef } from '../platform/validation.js';
+import { confirmTrue, idValues, recordRef } from '../platform/validation.js';
 
 /** Feature code limit (spec section 8): 1 MB of UTF-8. */
 export const FEATURE_CODE_MAX_BYTES = 1_048_576;
@@ -15,6 +15,7 @@ export const FEATURE_ID_PATTERN = /^[a-z0-9][a-z0-9-]{1,63}$/;
 const featureId = z
   .string()
   .regex(FEATURE_ID_PATTERN, 'must be 2 to 64 characters: lowercase letters, digits and -, starting with a letter or digit');
+idValues.add(featureId, { kind: 'id' });
 const featureName = readableName(100);
 const description = z.string().max(2000, 'must be at most 2000 characters');
 const status = z.enum(FEATURE_STATUSES, { message: `must be one of ${FEATURE_STATUSES.join(', ')}` });

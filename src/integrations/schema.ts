@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { idSchema } from '../platform/validation.js';
 
 export const createIntegrationKeyInput = z.object({
   name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
   /** The role (its `_id` or name) whose data-access rules the integration acts with; absent: every record. */
-  roleId: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters').nullish(),
+  roleId: idSchema.nullish(),
 });
 
 export const deleteIntegrationKeyInput = z.object({

@@ -54,8 +54,16 @@ function textProblem(text: string, field: string): { field: string; message: str
   return undefined;
 }
 
+/**
+ * The schemas of ids: a record's `_id` or reference (D15), a page's cursor. An adapter that tells
+ * ids apart from other text (GraphQL's ID) reads it; a schema made from one (`.describe()`) is found
+ * through it, a wrapper (`.optional()`) is looked through by the reader.
+ */
+export const idValues = z.registry<{ kind: 'id' }>();
+
 /** A record id as accepted in every adapter. */
 export const idSchema = z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
+idValues.add(idSchema, { kind: 'id' });
 
 /** An argument naming a record of `what` (D15): its `_id` or its unique name; the description tools/list shows. */
 export const recordRef = (what: string) => idSchema.describe(`The ${what}'s _id, or its name (any letter case)`);
@@ -71,6 +79,7 @@ export const cursorSchema = z
   .string()
   .regex(/^[1-9][0-9]{0,15}$/, 'must be the nextCursor of a previous page')
   .transform(Number);
+idValues.add(cursorSchema, { kind: 'id' });
 
 /**
  * The page size of a paged listing: a whole number from 1 to `max`, `defaultSize` when omitted;

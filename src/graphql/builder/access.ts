@@ -1,6 +1,6 @@
 import { forbidden, unauthenticated } from '../../platform/errors.js';
 import type { GraphQLContext, GraphQLModule } from '../module.js';
-import { argsFor } from './operation-args.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 /**
  * A builder operation needs a signed-in user. An integration token is refused with FORBIDDEN: it
@@ -55,22 +55,22 @@ const typeDefs = /* GraphQL */ `
 
   extend type Mutation {
     "Creates a user (admin only). role is a role _id or name."
-    createUser(email: String!, password: String!, name: String, role: String): User!
+    createUser${graphqlArguments('createUser')}: User!
     "Changes the signed-in user's own password (the current one is checked); every session of the user ends and a new one is returned."
-    changeMyPassword(currentPassword: String!, newPassword: String!): NewSession!
+    changeMyPassword${graphqlArguments('changeMyPassword')}: NewSession!
     "Changes a user's name, role, password or disabled flag (admin only). The owner's account changes only by the owner (FORBIDDEN otherwise), who stays an enabled admin until transferOwnership (CONFLICT). A change to an admin account is e-mailed to it and audited."
-    updateUser(_id: ID!, name: String, role: String, password: String, disabled: Boolean): User!
+    updateUser${graphqlArguments('updateUser')}: User!
     "Makes another enabled admin the owner, in place of the signed-in owner (only the owner may); both are e-mailed and the transfer is audited. Returns the new owner."
-    transferOwnership(userId: ID!): User!
-    createRole(name: String!, description: String, permissions: [Permission!]): Role!
-    updateRole(_id: ID!, description: String, permissions: [Permission!]): Role!
+    transferOwnership${graphqlArguments('transferOwnership')}: User!
+    createRole${graphqlArguments('createRole')}: Role!
+    updateRole${graphqlArguments('updateRole')}: Role!
     deleteRole(_id: ID!): Boolean!
     "Lets the roles see the feature; returns the ids of every role that now sees it."
-    grantFeatureAccess(featureId: ID!, roleIds: [ID!]!): [ID!]!
+    grantFeatureAccess${graphqlArguments('grantFeatureAccess')}: [ID!]!
     "Like grantFeatureAccess (which does the same), answering what changed in the roles' data access too."
-    grantFeature(featureId: ID!, roleIds: [ID!]!): FeatureGrant!
+    grantFeature${graphqlArguments('grantFeature')}: FeatureGrant!
     "Stops the roles from seeing the feature; returns the ids of every role that still sees it."
-    revokeFeatureAccess(featureId: ID!, roleIds: [ID!]!): [ID!]!
+    revokeFeatureAccess${graphqlArguments('revokeFeatureAccess')}: [ID!]!
   }
 `;
 

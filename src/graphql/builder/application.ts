@@ -1,6 +1,6 @@
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
-import { argsFor } from './operation-args.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   type Theme {
@@ -24,7 +24,7 @@ const typeDefs = /* GraphQL */ `
 
   extend type Mutation {
     "Changes the application's settings (admin only). Theme maps are merged key by key."
-    updateApplication(name: String, corsOrigins: [String!], themeColors: JSON, shellVariables: JSON): Application!
+    updateApplication${graphqlArguments('updateApplication')}: Application!
   }
 `;
 

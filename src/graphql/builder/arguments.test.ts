@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { DOMAIN_ENUMS, DOMAIN_SCALARS } from '../closed-sets.js';
 import { buildBuilderSchema } from '../schema.js';
 import { builderModules } from './index.js';
-import { BUILDER_ARGUMENTS, schemaDescription } from './operation-args.js';
+import { BUILDER_ARGUMENTS, graphqlArguments, NOT_IN_GRAPHQL, schemaDescription, type BuilderArgumentsField } from './operation-args.js';
 
 // Each builder root field in BUILDER_ARGUMENTS hands its arguments, top-level nulls removed, to a
 // service that parses them with that zod schema. This file checks that the SDL's arguments are the
@@ -59,15 +59,6 @@ const EXEMPT: Readonly<Record<string, string>> = {
   table: '_id only: TableService.getTable(principal, tableId)',
   mcpApiKeys: 'one flag, read as all === true: KeyService.listMcpApiKeys(principal, { all })',
   revokeMcpApiKey: '_id only: KeyService.revokeMcpApiKey(principal, keyId)',
-};
-
-/**
- * Schema keys a GraphQL field or input type deliberately does not take, by `<field or input type>.<key>`.
- * There is no renamed argument: argsFor passes every name as it is.
- */
-const NOT_IN_GRAPHQL: Readonly<Record<string, string>> = {
-  'createTable.access': "MCP create_table's roles' rules (D32); the builder sets them per role with setTableAccess",
-  'updateTable.access': "MCP update_table's roles' rules (D32); the builder sets them per role with setTableAccess",
 };
 
 /** Positions, by `<field or input type>.<name>`, where GraphQL requires what the schema would accept missing. */
@@ -206,6 +197,11 @@ function argumentProblems(fieldName: string, object: z.ZodObject): string[] {
 describe('builder arguments and their schemas', () => {
   it.each(Object.entries(BUILDER_ARGUMENTS))('%s: the arguments are the schema', (fieldName, object) => {
     expect(argumentProblems(fieldName, object)).toEqual([]);
+  });
+
+  it.each(Object.keys(BUILDER_ARGUMENTS) as BuilderArgumentsField[])('%s: the SDL takes the arguments graphqlArguments derives from the schema', (fieldName) => {
+    const { field } = rootFields.get(fieldName)!;
+    expect(`(${field.args.map((argument) => `${argument.name}: ${String(argument.type)}`).join(', ')})`).toBe(graphqlArguments(fieldName));
   });
 
   it('every root field with arguments is in BUILDER_ARGUMENTS or exempt, not both', () => {

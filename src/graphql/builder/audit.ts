@@ -1,6 +1,6 @@
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
-import { argsFor } from './operation-args.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "One MCP tool call. Secret values and keys were redacted before it was stored."
@@ -39,18 +39,7 @@ const typeDefs = /* GraphQL */ `
 
   extend type Query {
     "MCP tool calls of the last year, newest first (admin only). key: a key's name (any letter case), prefix or _id; user: an e-mail or _id. since is inclusive, until exclusive; limit 1 to 500, default 50."
-    mcpAuditLogs(
-      tool: String
-      keyId: ID
-      userId: ID
-      key: String
-      user: String
-      outcome: AuditOutcome
-      since: DateTime
-      until: DateTime
-      limit: Int
-      before: ID
-    ): McpAuditLogPage!
+    mcpAuditLogs${graphqlArguments('mcpAuditLogs')}: McpAuditLogPage!
   }
 `;
 

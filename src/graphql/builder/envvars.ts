@@ -1,6 +1,6 @@
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
-import { argsFor } from './operation-args.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "An environment variable of the hook runtime. Its value is write-only: no API returns it."
@@ -20,8 +20,8 @@ const typeDefs = /* GraphQL */ `
 
   extend type Mutation {
     "Creates or updates a variable (admin only)."
-    setEnvironmentVariable(name: String!, value: String!): EnvironmentVariable!
-    deleteEnvironmentVariable(name: String!, confirm: Boolean!): Boolean!
+    setEnvironmentVariable${graphqlArguments('setEnvironmentVariable')}: EnvironmentVariable!
+    deleteEnvironmentVariable${graphqlArguments('deleteEnvironmentVariable')}: Boolean!
   }
 `;
 

@@ -2,7 +2,7 @@ import { featureAuthoringGuide, tableExample } from '../../features/authoring-gu
 import type { FeatureUpdate } from '../../features/service.js';
 import type { GraphQLContext, GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
-import { argsFor } from './operation-args.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "A custom feature written as JSX, reached at /feature/<_id>."
@@ -101,7 +101,7 @@ const typeDefs = /* GraphQL */ `
     "The unified diff from one saved version of a feature to another."
     featureVersionDiff(_id: ID!, from: Int!, to: Int!): String!
     "Features whose name or _id contains query (case-insensitive), ordered by name."
-    features(query: String): [Feature!]!
+    features${graphqlArguments('features')}: [Feature!]!
     feature(_id: ID!): Feature
     "Saved versions of a feature, newest first."
     featureVersions(_id: ID!): [FeatureVersion!]!
@@ -109,11 +109,11 @@ const typeDefs = /* GraphQL */ `
 
   extend type Mutation {
     "Creates a feature; _id is derived from the name when omitted. status: draft (default) or published."
-    createFeature(_id: ID, name: String!, description: String, customCode: String!, status: FeatureStatus): Feature!
+    createFeature${graphqlArguments('createFeature')}: Feature!
     "Saves a feature; a change of code or status adds a version."
-    updateFeature(_id: ID!, name: String, description: String, customCode: String, status: FeatureStatus): Feature!
+    updateFeature${graphqlArguments('updateFeature')}: Feature!
     "Deletes a feature; confirm must be true."
-    deleteFeature(_id: ID!, confirm: Boolean!): Boolean!
+    deleteFeature${graphqlArguments('deleteFeature')}: Boolean!
   }
 `;
 

@@ -1,7 +1,7 @@
 import { webhookUrl } from '../../runtime/webhooks.js';
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
-import { argsFor } from './operation-args.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "Server-side JavaScript run on a table's saves (beforeSave, afterSave) or at /api/webhook/<name> (webHook)."
@@ -91,21 +91,21 @@ const typeDefs = /* GraphQL */ `
     "Checks hook code without saving or running it (config:read); warnings name unknown tables and environment variables."
     validateHookCode(content: String!): CodeValidation!
     "Hooks, optionally of one type and/or one table, ordered by name."
-    hooks(type: HookType, tableId: ID): [Hook!]!
+    hooks${graphqlArguments('hooks')}: [Hook!]!
     hook(_id: ID!): Hook
     "The run log of hooks, newest first: every failed run, a sample of the successful ones (TRELLIS_RUN_LOG_SAMPLES_PER_MINUTE per hook) and the latest run of each hook; every run is counted in hookRunStats."
-    hookRuns(hookId: ID, outcome: HookRunOutcome, limit: Int, before: ID): HookRunPage!
+    hookRuns${graphqlArguments('hookRuns')}: HookRunPage!
   }
 
   extend type Mutation {
     "Creates a hook. type: beforeSave, afterSave (both need tableId) or webHook. Owners are e-mailed."
-    createHook(name: String!, type: HookType!, tableId: ID, content: String!): Hook!
+    createHook${graphqlArguments('createHook')}: Hook!
     "Changes a hook's name, table or code (not its type). Owners are e-mailed."
-    updateHook(_id: ID!, name: String, tableId: ID, content: String): Hook!
+    updateHook${graphqlArguments('updateHook')}: Hook!
     "Deletes a hook; confirm must be true."
-    deleteHook(_id: ID!, confirm: Boolean!): Boolean!
+    deleteHook${graphqlArguments('deleteHook')}: Boolean!
     "Runs a webhook's saved code as a POST of body to its URL would, and answers what the caller would get (also 400, 429 or 500); the run is in the run log as a test run and counts towards the webhook limit. contentType defaults to application/json. signWith adds the provider's signature computed on the server (needs hooks:write); otherwise config:read."
-    testWebhook(_id: ID!, body: String, contentType: String, headers: [HttpHeaderInput!], signWith: WebhookSigningInput): WebhookTestAnswer!
+    testWebhook${graphqlArguments('testWebhook')}: WebhookTestAnswer!
   }
 `;
 

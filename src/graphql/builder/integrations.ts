@@ -1,6 +1,6 @@
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
-import { argsFor } from './operation-args.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "Client credentials of an external integration. The apiKey is never shown again after creation."
@@ -27,9 +27,9 @@ const typeDefs = /* GraphQL */ `
 
   extend type Mutation {
     "Creates an integration key (admin only); names are unique ignoring case. With roleId (a role _id or name) it acts with that role's data-access rules; without, it reaches every record."
-    createIntegrationKey(name: String!, roleId: ID): CreatedIntegrationKey!
+    createIntegrationKey${graphqlArguments('createIntegrationKey')}: CreatedIntegrationKey!
     "Deletes an integration key and revokes its access tokens at once (admin only)."
-    deleteIntegrationKey(clientId: String!): Boolean!
+    deleteIntegrationKey${graphqlArguments('deleteIntegrationKey')}: Boolean!
   }
 `;
 

@@ -2,7 +2,7 @@ import { rolePermissions } from '../../access/permissions.js';
 import { effectiveScopes } from '../../keys/service.js';
 import type { GraphQLContext, GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
-import { argsFor } from './operation-args.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "A personal MCP API key. The raw key is never shown again after creation."
@@ -37,7 +37,7 @@ const typeDefs = /* GraphQL */ `
 
   extend type Mutation {
     "Creates an MCP API key for the signed-in user (needs 'ai_designer'); expiresInDays is 1 to 365."
-    createMcpApiKey(name: String!, scopes: [Scope!]!, expiresInDays: Int!): CreatedMcpApiKey!
+    createMcpApiKey${graphqlArguments('createMcpApiKey')}: CreatedMcpApiKey!
     "Revokes one of the signed-in user's keys (an admin may revoke any key)."
     revokeMcpApiKey(_id: ID!): McpApiKey!
   }

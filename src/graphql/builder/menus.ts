@@ -1,6 +1,6 @@
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
-import { argsFor } from './operation-args.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   type MenuEntry {
@@ -36,8 +36,8 @@ const typeDefs = /* GraphQL */ `
 
   extend type Mutation {
     "Creates the menu, or replaces the entries of the menu with the same name."
-    upsertMenu(name: String!, entries: [MenuEntryInput!]!, position: Int): MenuUpsert!
-    deleteMenu(_id: ID!, confirm: Boolean!): Boolean!
+    upsertMenu${graphqlArguments('upsertMenu')}: MenuUpsert!
+    deleteMenu${graphqlArguments('deleteMenu')}: Boolean!
   }
 `;
 

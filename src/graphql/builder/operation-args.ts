@@ -1,10 +1,12 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { changePasswordInput, createRoleInput, createUserInput, grantFeatureAccessInput, transferOwnershipInput, updateRoleInput, updateUserInput } from '../../access/schema.js';
 import { updateSettingsInput } from '../../application/schema.js';
 import { listMcpAuditLogsInput } from '../../audit/schema.js';
 import { deleteEnvironmentVariableInput, setEnvironmentVariableInput } from '../../envvars/schema.js';
 import { createFeatureInput, deleteFeatureInput, listFeaturesInput, updateFeatureInput } from '../../features/schema.js';
 import { hookRunStatsInput } from '../../hooks/run-stats.js';
+import { idValues } from '../../platform/validation.js';
+import { DOMAIN_ENUMS, DOMAIN_SCALARS } from '../closed-sets.js';
 import { createHookInput, deleteHookInput, listHookRunsInput, listHooksInput, testWebhookInput, updateHookInput } from '../../hooks/schema.js';
 import { createIntegrationKeyInput, deleteIntegrationKeyInput } from '../../integrations/schema.js';
 import { createMcpApiKeyInput } from '../../keys/schema.js';
@@ -120,4 +122,86 @@ export function builderArgumentDescriptions(): Map<string, Map<string, string>> 
     fields.set(field, described);
   }
   return fields;
+}
+
+/**
+ * Schema keys a builder field deliberately does not take as arguments, by `<field>.<key>`, and why.
+ * There is no renamed argument: argsFor passes every name as it is.
+ */
+export const NOT_IN_GRAPHQL: Readonly<Record<string, string>> = {
+  'createTable.access': "MCP create_table's roles' rules (D32); the builder sets them per role with setTableAccess",
+  'updateTable.access': "MCP update_table's roles' rules (D32); the builder sets them per role with setTableAccess",
+};
+
+/** The GraphQL type of each argument whose schema is an object: an input type of the builder's SDL, or JSON. */
+const OBJECT_ARGUMENTS: Readonly<Record<string, string>> = {
+  'testWebhook.headers': 'HttpHeaderInput',
+  'testWebhook.signWith': 'WebhookSigningInput',
+  'upsertMenu.entries': 'MenuEntryInput',
+  'createTable.fields': 'AppFieldInput',
+  'addTableField.field': 'AppFieldInput',
+  'setTableAccess.access': 'TableAccessInput',
+  'updateApplication.themeColors': 'JSON',
+  'updateApplication.shellVariables': 'JSON',
+};
+
+/**
+ * Arguments whose schema is an id's (a reference by _id or name) that GraphQL has typed String since
+ * they were added: a client's document declares its variables with that type, so it stays.
+ */
+const STRING_REFERENCES: ReadonlySet<string> = new Set(['mcpAuditLogs.key', 'mcpAuditLogs.user', 'fieldUsage.field', 'updateTableField.field', 'deleteTableField.field']);
+
+/** The schema a wrapper holds (optional, nullable, defaulted, piped: a pipe by its input when it transforms), or undefined. */
+function wrapped(schema: z.ZodType): z.ZodType | undefined {
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault || schema instanceof z.ZodPrefault) return schema.unwrap() as z.ZodType;
+  if (schema instanceof z.ZodPipe) return (schema.out instanceof z.ZodTransform ? schema.in : schema.out) as z.ZodType;
+  return undefined;
+}
+
+/** The closed set (a GraphQL enum or scalar of closed-sets.ts) whose values are exactly `values`. */
+function closedSetOf(values: readonly unknown[], where: string): string {
+  const wanted = new Set(values.map((value) => String(value).toUpperCase()));
+  for (const [name, members] of [...Object.entries(DOMAIN_ENUMS), ...Object.entries(DOMAIN_SCALARS)]) {
+    const have = new Set(members.map((member) => member.toUpperCase()));
+    if (have.size === wanted.size && [...have].every((member) => wanted.has(member))) return name;
+  }
+  throw new Error(`${where}: no closed set of closed-sets.ts holds exactly ${values.join(', ')}`);
+}
+
+/** The nullable GraphQL type of a value of `schema`, for the argument or item at `where` (`<field>.<key>`). */
+function graphqlType(schema: z.ZodType, where: string): string {
+  if (STRING_REFERENCES.has(where)) return 'String';
+  for (let current: z.ZodType | undefined = schema; current; current = wrapped(current)) {
+    if (idValues.get(current)?.kind === 'id') return 'ID';
+    if (current instanceof z.ZodString || current instanceof z.ZodStringFormat) return 'String';
+    if (current instanceof z.ZodEnum) return closedSetOf(current.options, where);
+    if (current instanceof z.ZodNumber) return current.isInt ? 'Int' : 'Float';
+    if (current instanceof z.ZodBoolean) return 'Boolean';
+    if (current instanceof z.ZodLiteral && [...current.values].every((value) => typeof value === 'boolean')) return 'Boolean';
+    if (current instanceof z.ZodDate) return 'DateTime';
+    if (current instanceof z.ZodArray) {
+      const element = current.element as z.ZodType;
+      return `[${graphqlType(element, where)}${element.safeParse(null).success ? '' : '!'}]`;
+    }
+    if (current instanceof z.ZodObject || current instanceof z.ZodRecord) {
+      const type = OBJECT_ARGUMENTS[where];
+      if (!type) throw new Error(`${where}: an object argument needs its GraphQL type in OBJECT_ARGUMENTS`);
+      return type;
+    }
+  }
+  throw new Error(`${where}: no GraphQL type for a ${schema.constructor.name}`);
+}
+
+/**
+ * The SDL of the arguments of a builder root field, from its input schema (BUILDER_ARGUMENTS), in
+ * the schema's order: `(name: String!, status: FeatureStatus)`. An argument is non-null exactly when
+ * the schema refuses it missing. Strings are String, ids (idValues) ID, a closed set its enum or
+ * scalar, integers Int, dates DateTime, objects the type OBJECT_ARGUMENTS names.
+ */
+export function graphqlArguments(field: BuilderArgumentsField): string {
+  const shape = BUILDER_ARGUMENTS[field].shape as Record<string, z.ZodType>;
+  const list = Object.entries(shape)
+    .filter(([key]) => !NOT_IN_GRAPHQL[`${field}.${key}`])
+    .map(([key, schema]) => `${key}: ${graphqlType(schema, `${field}.${key}`)}${schema.safeParse(undefined).success ? '' : '!'}`);
+  return `(${list.join(', ')})`;
 }

@@ -1,7 +1,7 @@
 import { listHookRunStats } from '../../hooks/run-stats.js';
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
-import { argsFor } from './operation-args.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "The runs of one period (a minute by default), of one hook or of all hooks together: every run is counted here, while the run log keeps failures and a sample of successes."
@@ -28,7 +28,7 @@ const typeDefs = /* GraphQL */ `
 
   extend type Query {
     "Run counts and durations per period since since (default: the last hour), oldest first, at most 1440 periods (the newest); of one hook, or of all hooks summed (config:read)."
-    hookRunStats(hookId: ID, since: DateTime): [HookRunPeriod!]!
+    hookRunStats${graphqlArguments('hookRunStats')}: [HookRunPeriod!]!
   }
 `;
 

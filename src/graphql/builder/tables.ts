@@ -1,7 +1,7 @@
 import type { GraphQLModule } from '../module.js';
 import type { Table } from '../../tables/service.js';
 import { requireUser } from './access.js';
-import { argsFor } from './operation-args.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "A field of an application table; its column is named like the field."
@@ -167,26 +167,26 @@ const typeDefs = /* GraphQL */ `
     tables: [AppTable!]!
     table(_id: ID!): AppTable
     "Features, hooks and roles' rules that use a table's field (without field, the table): what a change or a deletion may break. Read from their code and rules, best-effort: names built at run time are not seen."
-    fieldUsage(tableId: ID!, field: String): [FieldUse!]!
+    fieldUsage${graphqlArguments('fieldUsage')}: [FieldUse!]!
   }
 
   extend type Mutation {
     "Creates a table and its SQL table."
-    createTable(name: String!, description: String, fields: [AppFieldInput!]): AppTable!
+    createTable${graphqlArguments('createTable')}: AppTable!
     "Renames a table or changes its description; records stay."
-    updateTable(_id: ID!, name: String, description: String): AppTable!
+    updateTable${graphqlArguments('updateTable')}: AppTable!
     "Adds a field; a required field needs a table without rows."
-    addTableField(tableId: ID!, field: AppFieldInput!): AppTable!
+    addTableField${graphqlArguments('addTableField')}: AppTable!
     """
     Changes a field (its _id or name); what is not given stays. A rename keeps the values and follows in roles' rules. A new type converts every stored value or changes nothing: text to number, boolean, date, datetime or json when each value parses; anything to text; number, boolean, date and datetime to json; date to datetime (midnight UTC) and datetime to date (midnight UTC only); reference and multi-reference into each other; other changes, and a change of the referenced table, only while no record holds a value. required needs a value in every record, unique no repeated value.
     """
-    updateTableField(tableId: ID!, field: String!, name: String, label: String, description: String, type: FieldType, referenceTableId: ID, required: Boolean, unique: Boolean): AppTable!
+    updateTableField${graphqlArguments('updateTableField')}: AppTable!
     "Deletes a field and its value in every record (needs confirm: true and config:delete); refused while a role's filter names it."
-    deleteTableField(tableId: ID!, field: String!, confirm: Boolean!): AppTable!
+    deleteTableField${graphqlArguments('deleteTableField')}: AppTable!
     "Sets one non-admin role's rules on a table's records (admin only: roles:write)."
-    setTableAccess(tableId: ID!, roleId: ID!, access: TableAccessInput!): TableAccess!
+    setTableAccess${graphqlArguments('setTableAccess')}: TableAccess!
     "Drops a table and its records (needs confirm: true)."
-    deleteTable(_id: ID!, confirm: Boolean!): Boolean!
+    deleteTable${graphqlArguments('deleteTable')}: Boolean!
   }
 `;
 
