@@ -179,8 +179,9 @@ describe('limits', () => {
 
   it('stops an infinite loop that starts after an await (the hook’s promise rejects rather than evalCode throwing)', async () => {
     const result = await run('async function () { await null; await Promise.resolve(); while (true) {} }');
-    expect(result).toMatchObject({ ok: false, error: { kind: 'timeout' } });
-    expect(result.durationMs).toBeLessThan(1500);
+    // Stopped by the CPU budget, not by the wall-clock limit: no bound on the wall time it took,
+    // which a loaded machine stretches (1.6 s once beside CI's two suites).
+    expect(result).toMatchObject({ ok: false, error: { kind: 'timeout', message: 'Hook stopped: it computed for more than 200 ms' } });
   });
 
   it('keeps the event loop free while a hook awaits a slow fetch, and stops it at the wall-clock limit', async () => {
@@ -192,7 +193,8 @@ describe('limits', () => {
     try {
       const result = await run(`async function () { await fetch('${loopbackUrl}/slow'); return 'never' }`, {}, slow);
       expect(result).toMatchObject({ ok: false, error: { kind: 'timeout', message: 'Hook stopped: it ran for more than 300 ms' } });
-      expect(result.durationMs).toBeLessThan(1000);
+      // Stopped before the answer, which comes after 2 s: an order of events, not a speed check.
+      expect(result.durationMs).toBeLessThan(2000);
       expect(ticks).toBeGreaterThanOrEqual(10);
     } finally {
       clearInterval(interval);
