@@ -76,7 +76,7 @@ const IN_POSTGRES_SUITE_SIDE_BY_SIDE = [
 // A file that depends on the database mode must run in both suites: it cannot move.
 const modeIndependent = [...MODE_INDEPENDENT, ...OPEN_NO_DATABASE];
 for (const file of IN_POSTGRES_SUITE_SIDE_BY_SIDE) {
-  if (!modeIndependent.includes(file)) throw new Error(`${file} moves to the PostgreSQL suite side by side but is not in MODE_INDEPENDENT`);
+  if (!modeIndependent.includes(file)) throw new Error(`${file} moves to the PostgreSQL suite side by side but opens a database and is not in MODE_INDEPENDENT`);
 }
 
 const postgresSuite = process.env.TRELLIS_TEST_DATABASE === 'postgres';

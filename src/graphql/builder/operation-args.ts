@@ -5,8 +5,6 @@ import { listMcpAuditLogsInput } from '../../audit/schema.js';
 import { deleteEnvironmentVariableInput, setEnvironmentVariableInput } from '../../envvars/schema.js';
 import { createFeatureInput, deleteFeatureInput, listFeaturesInput, updateFeatureInput } from '../../features/schema.js';
 import { hookRunStatsInput } from '../../hooks/run-stats.js';
-import { idValues } from '../../platform/validation.js';
-import { DOMAIN_ENUMS, DOMAIN_SCALARS } from '../closed-sets.js';
 import { createHookInput, deleteHookInput, listHookRunsInput, listHooksInput, testWebhookInput, updateHookInput } from '../../hooks/schema.js';
 import { createIntegrationKeyInput, deleteIntegrationKeyInput } from '../../integrations/schema.js';
 import { createMcpApiKeyInput } from '../../keys/schema.js';
@@ -21,6 +19,8 @@ import {
   updateTableFieldInput,
   updateTableInput,
 } from '../../tables/schema.js';
+import { idValues } from '../../platform/validation.js';
+import { DOMAIN_ENUMS, DOMAIN_SCALARS } from '../closed-sets.js';
 
 /**
  * The input schema of each builder root field that hands its arguments to a service, by field
@@ -160,10 +160,9 @@ function wrapped(schema: z.ZodType): z.ZodType | undefined {
 
 /** The closed set (a GraphQL enum or scalar of closed-sets.ts) whose values are exactly `values`. */
 function closedSetOf(values: readonly unknown[], where: string): string {
-  const wanted = new Set(values.map((value) => String(value).toUpperCase()));
+  const wanted = new Set(values);
   for (const [name, members] of [...Object.entries(DOMAIN_ENUMS), ...Object.entries(DOMAIN_SCALARS)]) {
-    const have = new Set(members.map((member) => member.toUpperCase()));
-    if (have.size === wanted.size && [...have].every((member) => wanted.has(member))) return name;
+    if (members.length === wanted.size && members.every((member) => wanted.has(member))) return name;
   }
   throw new Error(`${where}: no closed set of closed-sets.ts holds exactly ${values.join(', ')}`);
 }
