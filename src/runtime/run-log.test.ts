@@ -126,9 +126,9 @@ describe('the run log keeps every failure and a sample of successes', () => {
     const log = runLog({ samplesPerMinute: 0, periodMs: 200 });
     const startedAt = Date.now();
     for (let n = 0; n < 5; n++) log.record({ ...runOf(hookId, n), startedAt: new Date(startedAt), input: { n } });
-    await expect.poll(() => storedStats(hookId), { timeout: 5000, interval: 50 }).toHaveLength(1);
+    await expect.poll(() => storedStats(hookId), { interval: 50 }).toHaveLength(1);
     expect((await storedStats(hookId))[0]!.runs).toBe(5);
-    await expect.poll(async () => (await storedRuns(hookId)).map((row) => (row.input as { n: number }).n), { timeout: 5000 }).toEqual([4]);
+    await expect.poll(async () => (await storedRuns(hookId)).map((row) => (row.input as { n: number }).n)).toEqual([4]);
     await log.close();
   });
 });

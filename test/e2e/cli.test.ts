@@ -203,7 +203,7 @@ describe.skipIf(usingPostgres)('CLI commands that never surprise', () => {
     expect(existsSync(join(dir, 'pgdata'))).toBe(false);
   });
 
-  it('says within 5 s that the server holding the folder does not answer, or cannot be reached', { timeout: 30_000 }, async () => {
+  it('says within 5 s that the server holding the folder does not answer, or cannot be reached', async () => {
     const hung = createServer(() => {});
     await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
     const hungUrl = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
@@ -362,7 +362,7 @@ describe('trellis user create without the password on its command line', () => {
     expect(await login(server.url, 'argv-user@example.com', 'argv-password-1')).toMatch(/^trs_/);
   });
 
-  it('asks for the password twice in a terminal, without echoing it', { timeout: 30_000 }, async () => {
+  it('asks for the password twice in a terminal, without echoing it', async () => {
     const { output, code } = await inTerminal(['user', 'create', '--email', 'tty-user@example.com', '--json'], server.env, ['tty-password-1', 'tty-password-1']);
     expect(code, output).toBe(0);
     expect(output).toContain('Password: ');
@@ -371,7 +371,7 @@ describe('trellis user create without the password on its command line', () => {
     expect(await login(server.url, 'tty-user@example.com', 'tty-password-1')).toMatch(/^trs_/);
   });
 
-  it('refuses in a terminal when the two passwords differ', { timeout: 30_000 }, async () => {
+  it('refuses in a terminal when the two passwords differ', async () => {
     const { output, code } = await inTerminal(['user', 'create', '--email', 'tty-typo@example.com'], server.env, ['tty-password-1', 'tty-pasword-1']);
     expect(code).toBe(1);
     expect(output).toContain('Error: the two passwords differ; nothing was created');

@@ -27,7 +27,7 @@ function mcpCall(url: string, apiKey: string, id: number, name: string, args: Re
 }
 
 describe('kill -9 during writes', () => {
-  it('keeps every acknowledged write, half of none, and one audit entry per MCP write', { timeout: 120_000 }, async () => {
+  it('keeps every acknowledged write, half of none, and one audit entry per MCP write', async () => {
     const data = await freshDataEnv(cleanups, 'trellis-crash-');
     const env = { ...TEST_ENV, ...data, TRELLIS_LOG_LEVEL: 'error', TRELLIS_MCP_RATE_LIMIT: '100000' };
     let server: SpawnedServer = await spawnServer(env, 60_000);

@@ -208,7 +208,7 @@ describe.runIf(usingPostgres)('PostgreSQL restarted and stopped under a write lo
   let postgres: PrivatePostgres;
   let server: SpawnedServer;
 
-  it('answers a clean 503 or succeeds, recovers without a restart, and keeps every acknowledged write whole', { timeout: 90_000 }, async () => {
+  it('answers a clean 503 or succeeds, recovers without a restart, and keeps every acknowledged write whole', async () => {
     postgres = await startPrivatePostgres();
     cleanups.push(() => postgres.destroy());
     server = await spawnServer({ ...TEST_ENV, TRELLIS_DATABASE_URL: postgres.url, TRELLIS_LOG_LEVEL: 'error', TRELLIS_MCP_RATE_LIMIT: '1000000' }, 60_000);
@@ -330,7 +330,7 @@ function expectDiskFull(status: number, text: string): void {
 }
 
 describe.runIf(!usingPostgres)('the disk of the embedded data folder full', () => {
-  it('refuses writes with a clear 507, goes on reading, writes again once space is freed, and loses nothing', { timeout: 90_000 }, async ({ skip }) => {
+  it('refuses writes with a clear 507, goes on reading, writes again once space is freed, and loses nothing', async ({ skip }) => {
     const mounted = mountTmpfs('128m');
     if ('reason' in mounted) return skip(mounted.reason);
     const { dir } = mounted;

@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 describe.runIf(usingPostgres)('a rolling restart of three replicas under load', () => {
-  it('loses no write answered 2xx, no run of an answered webhook and no queued e-mail', { timeout: 240_000 }, async () => {
+  it('loses no write answered 2xx, no run of an answered webhook and no queued e-mail', async () => {
     const database = await createPostgresDatabase();
     cleanups.push(() => database.drop());
     const smtp: SmtpReceiver = await startSmtpReceiver();

@@ -60,7 +60,7 @@ async function twoRequests(url: string): Promise<void> {
 const HUMAN_FAILURE = /^\d\d:\d\d:\d\d INFO {2}GET \/no-such-page 404 [\d.]+ ms reqId=\S+$/m;
 
 describe('trellis serve in a terminal', () => {
-  it('prints readable lines: a failed answer at info, a successful one not at all, no JSON', { timeout: 90_000 }, async () => {
+  it('prints readable lines: a failed answer at info, a successful one not at all, no JSON', async () => {
     const server = await serveInTerminal({ ...TEST_ENV, TRELLIS_LOG_LEVEL: 'info', TRELLIS_DATA_DIR: freshDataDir() });
     try {
       await twoRequests(server.url);
@@ -74,7 +74,7 @@ describe('trellis serve in a terminal', () => {
     expect(output).toContain('Trellis is listening on');
   });
 
-  it('prints JSON lines with TRELLIS_LOG_FORMAT=json, every answer at info', { timeout: 90_000 }, async () => {
+  it('prints JSON lines with TRELLIS_LOG_FORMAT=json, every answer at info', async () => {
     const server = await serveInTerminal({ ...TEST_ENV, TRELLIS_LOG_LEVEL: 'info', TRELLIS_LOG_FORMAT: 'json', TRELLIS_DATA_DIR: freshDataDir() });
     try {
       await twoRequests(server.url);
@@ -87,7 +87,7 @@ describe('trellis serve in a terminal', () => {
 });
 
 describe('trellis serve without a terminal', () => {
-  it('prints JSON lines, every answer at info', { timeout: 90_000 }, async () => {
+  it('prints JSON lines, every answer at info', async () => {
     const server = await spawnServer({ ...TEST_ENV, TRELLIS_LOG_LEVEL: 'info', TRELLIS_DATA_DIR: freshDataDir() });
     try {
       await twoRequests(server.url);
@@ -109,7 +109,7 @@ describe('trellis serve without a terminal', () => {
     }
   });
 
-  it('prints readable lines with TRELLIS_LOG_FORMAT=pretty', { timeout: 90_000 }, async () => {
+  it('prints readable lines with TRELLIS_LOG_FORMAT=pretty', async () => {
     const server = await spawnServer({ ...TEST_ENV, TRELLIS_LOG_LEVEL: 'info', TRELLIS_LOG_FORMAT: 'pretty', TRELLIS_DATA_DIR: freshDataDir() });
     try {
       await twoRequests(server.url);
@@ -121,7 +121,7 @@ describe('trellis serve without a terminal', () => {
     expect(server.output()).not.toContain('\u001b[');
   });
 
-  it('tells what a first start on a new data folder does, before it listens', { timeout: 90_000 }, async () => {
+  it('tells what a first start on a new data folder does, before it listens', async () => {
     const dataDir = freshDataDir();
     const server = await spawnServer({ ...TEST_ENV, TRELLIS_LOG_LEVEL: 'warn', TRELLIS_DATA_DIR: dataDir });
     await server.stop();

@@ -16,7 +16,7 @@ function freshDataDir(): string {
 }
 
 describe.runIf(!usingPostgres)('trellis serve on an empty embedded data folder', () => {
-  it('creates the application in a folder of its own, prints the generated owner password once, and serves', { timeout: 90_000 }, async () => {
+  it('creates the application in a folder of its own, prints the generated owner password once, and serves', async () => {
     const dataDir = join(freshDataDir(), 'data');
     const env = { TRELLIS_DATA_DIR: dataDir, PORT: '0', TRELLIS_LOG_LEVEL: 'warn', TRELLIS_ADMIN_EMAIL: 'boss@example.com' };
     const first = await spawnServer(env);
@@ -42,7 +42,7 @@ describe.runIf(!usingPostgres)('trellis serve on an empty embedded data folder',
     expect(await second.stop()).toBe(0);
   });
 
-  it('refuses to start on a folder that a running server holds', { timeout: 90_000 }, async () => {
+  it('refuses to start on a folder that a running server holds', async () => {
     const dataDir = freshDataDir();
     const env = { ...TEST_ENV, TRELLIS_DATA_DIR: dataDir, TRELLIS_LOG_LEVEL: 'warn' };
     const holder = await spawnServer(env);

@@ -40,7 +40,7 @@ function overwrite(file: string, offset: number): void {
 }
 
 describe.runIf(!usingPostgres)('verifyPGliteIntegrity', () => {
-  it('checks every btree index and table of a sound folder, finds nothing, and leaves no extension behind', { timeout: 60_000 }, async () => {
+  it('checks every btree index and table of a sound folder, finds nothing, and leaves no extension behind', async () => {
     const dir = copyOfTemplate();
     const report = await verifyPGliteIntegrity(dir);
     expect(report.problems).toEqual([]);
@@ -53,7 +53,7 @@ describe.runIf(!usingPostgres)('verifyPGliteIntegrity', () => {
     await pglite.close();
   });
 
-  it('reports damaged pages of an index and of a table, and an index that misses rows of its table', { timeout: 60_000 }, async () => {
+  it('reports damaged pages of an index and of a table, and an index that misses rows of its table', async () => {
     const dir = copyOfTemplate();
     const [index, table] = await onDatabase(
       dir,
