@@ -106,9 +106,12 @@ export const testWebhookInput = z.object({
   headers: z.array(testHeader).max(50, 'at most 50 headers').default([]),
   signWith: z
     .object({
-      scheme: z.enum(WEBHOOK_SIGNING_SCHEMES, { message: `must be one of ${WEBHOOK_SIGNING_SCHEMES.join(', ')}` }),
+      scheme: z
+        .enum(WEBHOOK_SIGNING_SCHEMES, { message: `must be one of ${WEBHOOK_SIGNING_SCHEMES.join(', ')}` })
+        .describe("stripe (Stripe-Signature: t=<now>,v1=<hex HMAC-SHA256 of '<t>.<body>'>) or github (X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>)."),
       envVar: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
     })
+    .describe("Sign the test run's body as the provider would, with the value of the environment variable envVar (the value stays on the server).")
     .optional()
     .describe("Signs the body on the server with this environment variable's value, as the provider would: stripe (Stripe-Signature: t=<now>,v1=<HMAC-SHA256 of t.body>) or github (X-Hub-Signature-256: sha256=<HMAC-SHA256 of body>)"),
 });

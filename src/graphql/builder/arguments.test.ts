@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import {
   GraphQLEnumType,
   GraphQLInputObjectType,
@@ -13,7 +14,7 @@ import { z } from 'zod';
 import { DOMAIN_ENUMS, DOMAIN_SCALARS } from '../closed-sets.js';
 import { buildBuilderSchema } from '../schema.js';
 import { builderModules } from './index.js';
-import { BUILDER_ARGUMENTS, graphqlArguments, NOT_IN_GRAPHQL, schemaDescription, type BuilderArgumentsField } from './operation-args.js';
+import { BUILDER_ARGUMENTS, graphqlArguments, graphqlInput, NOT_IN_GRAPHQL, schemaDescription, type BuilderArgumentsField } from './operation-args.js';
 
 // Each builder root field in BUILDER_ARGUMENTS hands its arguments, top-level nulls removed, to a
 // service that parses them with that zod schema. This file checks that the SDL's arguments are the
@@ -246,6 +247,26 @@ describe('builder arguments and their schemas', () => {
     expect(described).toBeGreaterThan(40);
     const createFeature = rootFields.get('createFeature')!.field;
     expect(createFeature.args.find((arg) => arg.name === '_id')?.description).toBe('Optional _id: 2-64 lowercase letters, digits and -; derived from the name when omitted');
+  });
+
+  it("writes each input type from its schema, fields described as MCP's tools/list describes them; AccessRuleInput alone by hand", () => {
+    const folder = new URL('.', import.meta.url);
+    const handWritten = readdirSync(folder)
+      .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+      .flatMap((file) => [...readFileSync(new URL(file, folder), 'utf8').matchAll(/^\s*input (\w+) \{/gm)].map((match) => match[1]));
+    // Its schema also takes a level as a bare word and { filter } alone (MCP); GraphQL the full { level, filter }.
+    expect(handWritten).toEqual(['AccessRuleInput']);
+    const generated = Object.values(schema.getTypeMap()).filter((type): type is GraphQLInputObjectType => type instanceof GraphQLInputObjectType && !handWritten.includes(type.name) && !type.name.startsWith('__'));
+    expect(generated.map((type) => type.name).sort()).toEqual(['AppFieldInput', 'HttpHeaderInput', 'MenuEntryInput', 'TableAccessInput', 'WebhookSigningInput']);
+    const appField = schema.getType('AppFieldInput') as GraphQLInputObjectType;
+    const fieldInput = (BUILDER_ARGUMENTS.addTableField.shape.field as z.ZodObject).shape as Record<string, z.ZodType>;
+    expect(Object.keys(appField.getFields())).toEqual(Object.keys(fieldInput));
+    expect(appField.getFields().label!.description).toBe(schemaDescription(fieldInput.label!));
+    expect(String(appField.getFields().type!.type)).toBe('FieldType!');
+    expect(String(appField.getFields().referenceTableId!.type)).toBe('ID');
+    expect((schema.getType('WebhookSigningInput') as GraphQLInputObjectType).description).toMatch(/^Sign the test run's body/);
+    expect(graphqlInput('MenuEntryInput')).toBe('input MenuEntryInput {\n    label: String!\n    "/feature/<feature_id> of an existing feature"\n    path: String!\n  }');
+    expect(() => graphqlInput('NoSuchInput')).toThrow(/OBJECT_ARGUMENTS names no position/);
   });
 
   it('finds a renamed argument, a changed kind and a changed nullability', () => {

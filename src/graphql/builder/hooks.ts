@@ -1,7 +1,7 @@
 import { webhookUrl } from '../../runtime/webhooks.js';
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
-import { argsFor, graphqlArguments } from './operation-args.js';
+import { argsFor, graphqlArguments, graphqlInput } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "Server-side JavaScript run on a table's saves (beforeSave, afterSave) or at /api/webhook/<name> (webHook)."
@@ -65,17 +65,9 @@ const typeDefs = /* GraphQL */ `
     value: String!
   }
 
-  input HttpHeaderInput {
-    name: String!
-    value: String!
-  }
+  ${graphqlInput('HttpHeaderInput')}
 
-  "Sign the test run's body as the provider would, with the value of the environment variable envVar (the value stays on the server)."
-  input WebhookSigningInput {
-    "stripe (Stripe-Signature: t=<now>,v1=<hex HMAC-SHA256 of '<t>.<body>'>) or github (X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>)."
-    scheme: WebhookSigningScheme!
-    envVar: String!
-  }
+  ${graphqlInput('WebhookSigningInput')}
 
   "What a webhook answered a test run, as its caller would get it."
   type WebhookTestAnswer {

@@ -1,6 +1,6 @@
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
-import { argsFor, graphqlArguments } from './operation-args.js';
+import { argsFor, graphqlArguments, graphqlInput } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   type MenuEntry {
@@ -24,10 +24,7 @@ const typeDefs = /* GraphQL */ `
     created: Boolean!
   }
 
-  input MenuEntryInput {
-    label: String!
-    path: String!
-  }
+  ${graphqlInput('MenuEntryInput')}
 
   extend type Query {
     "Navigation menus ordered by position, then name."

@@ -133,7 +133,11 @@ export const NOT_IN_GRAPHQL: Readonly<Record<string, string>> = {
   'updateTable.access': "MCP update_table's roles' rules (D32); the builder sets them per role with setTableAccess",
 };
 
-/** The GraphQL type of each argument whose schema is an object: an input type of the builder's SDL, or JSON. */
+/**
+ * The GraphQL type of each argument or input field whose schema is an object, by `<field or input
+ * type>.<key>`: an input type of the builder's SDL (written by graphqlInput from that object), or
+ * JSON. A union with an object among its forms is the input type named here too.
+ */
 const OBJECT_ARGUMENTS: Readonly<Record<string, string>> = {
   'testWebhook.headers': 'HttpHeaderInput',
   'testWebhook.signWith': 'WebhookSigningInput',
@@ -141,6 +145,10 @@ const OBJECT_ARGUMENTS: Readonly<Record<string, string>> = {
   'createTable.fields': 'AppFieldInput',
   'addTableField.field': 'AppFieldInput',
   'setTableAccess.access': 'TableAccessInput',
+  'TableAccessInput.read': 'AccessRuleInput',
+  'TableAccessInput.create': 'AccessRuleInput',
+  'TableAccessInput.update': 'AccessRuleInput',
+  'TableAccessInput.delete': 'AccessRuleInput',
   'updateApplication.themeColors': 'JSON',
   'updateApplication.shellVariables': 'JSON',
 };
@@ -182,7 +190,7 @@ function graphqlType(schema: z.ZodType, where: string): string {
       const element = current.element as z.ZodType;
       return `[${graphqlType(element, where)}${element.safeParse(null).success ? '' : '!'}]`;
     }
-    if (current instanceof z.ZodObject || current instanceof z.ZodRecord) {
+    if (current instanceof z.ZodObject || current instanceof z.ZodRecord || current instanceof z.ZodUnion) {
       const type = OBJECT_ARGUMENTS[where];
       if (!type) throw new Error(`${where}: an object argument needs its GraphQL type in OBJECT_ARGUMENTS`);
       return type;
@@ -203,4 +211,45 @@ export function graphqlArguments(field: BuilderArgumentsField): string {
     .filter(([key]) => !NOT_IN_GRAPHQL[`${field}.${key}`])
     .map(([key, schema]) => `${key}: ${graphqlType(schema, `${field}.${key}`)}${schema.safeParse(undefined).success ? '' : '!'}`);
   return `(${list.join(', ')})`;
+}
+
+/** The object schema a value's schema holds, wrappers and arrays looked through, or undefined. */
+function objectIn(schema: z.ZodType | undefined): z.ZodObject | undefined {
+  for (let current = schema; current; current = current instanceof z.ZodArray ? (current.element as z.ZodType) : wrapped(current)) {
+    if (current instanceof z.ZodObject) return current;
+  }
+  return undefined;
+}
+
+/** The object schema of the input type `name`: the object at the first position OBJECT_ARGUMENTS names it for. */
+function inputSchema(name: string): z.ZodObject {
+  for (const [where, type] of Object.entries(OBJECT_ARGUMENTS)) {
+    if (type !== name) continue;
+    const [owner, key] = where.split('.') as [string, string];
+    const shape = (owner in BUILDER_ARGUMENTS ? BUILDER_ARGUMENTS[owner as BuilderArgumentsField] : inputSchema(owner)).shape as Record<string, z.ZodType>;
+    const object = objectIn(shape[key]);
+    if (object) return object;
+  }
+  throw new Error(`${name}: OBJECT_ARGUMENTS names no position whose schema is an object for it`);
+}
+
+/** A description in the SDL: a GraphQL string, on the line before what it describes. */
+function sdlDescription(text: string | undefined, indent: string): string {
+  return text ? `${JSON.stringify(text)}\n${indent}` : '';
+}
+
+/**
+ * The SDL of a builder input type from the object schema its values are parsed with (at a position
+ * of OBJECT_ARGUMENTS): its fields in the schema's order, typed as arguments are (graphqlArguments),
+ * non-null exactly when the schema refuses them missing, described as the schema describes them (the
+ * type by the object's own description).
+ *
+ * @example graphqlInput('MenuEntryInput') // input MenuEntryInput { label: String! "…" path: String! }
+ */
+export function graphqlInput(name: string): string {
+  const object = inputSchema(name);
+  const fields = Object.entries(object.shape as Record<string, z.ZodType>).map(
+    ([key, schema]) => `    ${sdlDescription(schemaDescription(schema), '    ')}${key}: ${graphqlType(schema, `${name}.${key}`)}${schema.safeParse(undefined).success ? '' : '!'}`,
+  );
+  return `${sdlDescription(object.description, '  ')}input ${name} {\n${fields.join('\n')}\n  }`;
 }

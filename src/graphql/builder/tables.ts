@@ -1,7 +1,7 @@
 import type { GraphQLModule } from '../module.js';
 import type { Table } from '../../tables/service.js';
 import { requireUser } from './access.js';
-import { argsFor, graphqlArguments } from './operation-args.js';
+import { argsFor, graphqlArguments, graphqlInput } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "A field of an application table; its column is named like the field."
@@ -84,14 +84,7 @@ const typeDefs = /* GraphQL */ `
     filter: JSON
   }
 
-  input TableAccessInput {
-    read: AccessRuleInput!
-    create: AccessRuleInput!
-    update: AccessRuleInput!
-    delete: AccessRuleInput!
-    hiddenFields: [String!]
-    readOnlyFields: [String!]
-  }
+  ${graphqlInput('TableAccessInput')}
 
   enum AccessAction {
     read
@@ -150,17 +143,7 @@ const typeDefs = /* GraphQL */ `
     updatedAt: DateTime!
   }
 
-  input AppFieldInput {
-    name: String!
-    type: FieldType!
-    required: Boolean
-    unique: Boolean
-    "The _id (or name) of the target table of a reference or multi-reference field."
-    referenceTableId: ID
-    "What people read for the field; empty or absent: the name."
-    label: String
-    description: String
-  }
+  ${graphqlInput('AppFieldInput')}
 
   extend type Query {
     "The application's tables."
