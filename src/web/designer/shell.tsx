@@ -3,9 +3,10 @@
 // carry it). A section whose code fails to load says so with Retry and loads again by itself when the
 // server answers; moving away from unsaved changes asks first.
 import { Suspense, useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import type { ChangeMyPasswordMutation, MeQuery } from '../graphql-operations.js';
 import { GraphQLRequestError } from '../shared/graphql.js';
 import { replaceSessionToken, signOut, type Session } from '../shared/session.js';
-import { DesignerContext, errorMessage, makeRun, useDesigner, useLoad, type DesignerContextValue, type Me } from './api.js';
+import { DesignerContext, errorMessage, makeRun, useDesigner, useLoad, type DesignerContextValue } from './api.js';
 import { ErrorText, Loading, Modal } from './components.js';
 import { PERMISSIONS } from '../../access/permission-list.js';
 import { ConnectionBanner, LoadBoundary, retryableLazy } from './recovery.js';
@@ -46,7 +47,6 @@ const NAV: NavItem[] = [
 ];
 
 const ME = `query Me { me { _id email name roleName isOwner roleId } roles { _id permissions } application { name } }`;
-type MeAnswer = { me: Me & { roleId: string }; roles: { _id: string; permissions: string[] }[]; application: { name: string } };
 
 export default function Shell({ session, onSession }: { session: Session; onSession: (session: Session | null) => void }) {
   const [expired, setExpired] = useState(false);
@@ -89,7 +89,7 @@ export default function Shell({ session, onSession }: { session: Session; onSess
 
   const profile = useLoad(
     () =>
-      run<MeAnswer>(ME).catch((error: unknown) => {
+      run<MeQuery>(ME).catch((error: unknown) => {
         // The designer needs config:read; someone whose role lacks it uses the application page.
         if (!lacksPermission(error, 'config:read')) throw error;
         location.replace('/app');
@@ -304,8 +304,8 @@ function ChangePassword({ onChanged }: { onChanged: (session: Session) => void }
               event.preventDefault();
               setError(null);
               try {
-                const { changeMyPassword } = await run<{ changeMyPassword: { token: string; expiresIn: number } }>(
-                  'mutation($c: String!, $n: String!) { changeMyPassword(currentPassword: $c, newPassword: $n) { token expiresIn } }',
+                const { changeMyPassword } = await run<ChangeMyPasswordMutation>(
+                  'mutation ChangeMyPassword($c: String!, $n: String!) { changeMyPassword(currentPassword: $c, newPassword: $n) { token expiresIn } }',
                   { c: current, n: next },
                 );
                 const session = replaceSessionToken(changeMyPassword.token, changeMyPassword.expiresIn);

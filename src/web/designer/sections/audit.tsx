@@ -2,23 +2,10 @@
 // by the server before they were stored, so showing them here shows no secret.
 import { Fragment, useState, type FormEvent } from 'react';
 import { useDesigner, useLoad } from '../api.js';
+import type { McpAuditLogsQuery } from '../../graphql-operations.js';
 import { ErrorText, Loading, SectionHeader, SelectField, TextField, formatTime } from '../components.js';
 
-interface Entry {
-  _id: string;
-  at: string;
-  keyId: string | null;
-  keyName: string | null;
-  keyPrefix: string | null;
-  userId: string | null;
-  userEmail: string | null;
-  tool: string;
-  arguments: unknown;
-  outcome: string;
-  error: string | null;
-  durationMs: number;
-  codeSha256: string | null;
-}
+type Entry = McpAuditLogsQuery['mcpAuditLogs']['items'][number];
 
 interface Filters {
   tool: string;
@@ -68,7 +55,7 @@ export default function AuditSection(_props: { id?: string }) {
   const [before, setBefore] = useState<string | null>(null);
   const [page, setPage] = useState(1);
   const { data, error, loading, reload } = useLoad(
-    () => run<{ mcpAuditLogs: { items: Entry[]; nextCursor: string | null } }>(LOAD, variablesOf(applied, before)),
+    () => run<McpAuditLogsQuery>(LOAD, variablesOf(applied, before)),
     [applied, before],
   );
 

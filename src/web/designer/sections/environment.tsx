@@ -2,14 +2,10 @@
 // forgets a value as soon as it is saved.
 import { useRef, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import type { EnvironmentVariablesQuery, SetEnvironmentVariableMutation } from '../../graphql-operations.js';
 import { ConfirmButton, ErrorText, Loading, SectionHeader, TextField, formatTime } from '../components.js';
 
-interface EnvironmentVariable {
-  _id: string;
-  name: string;
-  createdAt: string;
-  updatedAt: string;
-}
+type EnvironmentVariable = EnvironmentVariablesQuery['environmentVariables'][number];
 
 const LOAD = `query EnvironmentVariables { environmentVariables { _id name createdAt updatedAt } }`;
 const SET = `mutation SetEnvironmentVariable($name: String!, $value: String!) { setEnvironmentVariable(name: $name, value: $value) { name created } }`;
@@ -20,7 +16,7 @@ const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 export default function EnvironmentSection(_props: { id?: string }) {
   const { run, permissions } = useDesigner();
-  const { data, error, loading, reload } = useLoad(() => run<{ environmentVariables: EnvironmentVariable[] }>(LOAD), []);
+  const { data, error, loading, reload } = useLoad(() => run<EnvironmentVariablesQuery>(LOAD), []);
   const canWrite = permissions.has('env:write');
   const [name, setName] = useState('');
   const valueInput = useRef<HTMLInputElement>(null);
@@ -122,7 +118,7 @@ function SetVariableForm({ name, onName, valueInput, onSaved }: { name: string; 
     setError(null);
     setBusy(true);
     try {
-      const { setEnvironmentVariable } = await run<{ setEnvironmentVariable: { name: string; created: boolean } }>(SET, { name: trimmed, value });
+      const { setEnvironmentVariable } = await run<SetEnvironmentVariableMutation>(SET, { name: trimmed, value });
       // The value leaves the page's state at once: it is never shown or kept once saved.
       setValue('');
       onName('');

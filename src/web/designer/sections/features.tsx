@@ -3,6 +3,7 @@
 // and a preview of the code in the editor on scratch or real data.
 import { Suspense, useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import type { CreateFeatureMutation, FeatureQuery, FeatureVersionDiffQuery, FeatureVersionsQuery, FeaturesQuery, UpdateFeatureCodeMutation, UpdateFeatureMutation } from '../../graphql-operations.js';
 import { CodePlaceholder, ConfirmButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField, useDisclosure } from '../components.js';
 import type { Finding } from '../components.js';
 import { FEATURE_GUIDE_QUERY, FeatureGuide, guideFrom, useGuideIsDrawer } from '../feature-guide.js';
@@ -10,29 +11,10 @@ import { LoadBoundary, retryableLazy } from '../recovery.js';
 import { forgetUnsaved, navigate, useUnsavedChanges } from '../routes.js';
 import { FeaturePreview } from '../preview.js';
 
+type FeatureSummary = FeaturesQuery['features'][number];
+type Version = FeatureVersionsQuery['featureVersions'][number];
+
 const CodeEditor = retryableLazy(() => import('../editor.js'));
-
-interface FeatureSummary {
-  _id: string;
-  name: string;
-  status: string;
-  version: number;
-  publishedVersion: number | null;
-}
-
-interface Feature extends FeatureSummary {
-  description: string;
-  customCode: string;
-  updatedAt: string;
-}
-
-interface Version {
-  version: number;
-  status: string;
-  customCode: string;
-  createdAt: string;
-  authorId: string | null;
-}
 
 const FEATURE_FIELDS = '_id name description customCode status version publishedVersion updatedAt';
 const STARTER = `import { Card, Heading, Text } from '@trellis/ui';
@@ -50,7 +32,7 @@ export default function Page() {
 export default function FeaturesSection({ id }: { id?: string }) {
   const { run, permissions } = useDesigner();
   const [search, setSearch] = useState('');
-  const list = useLoad(() => run<{ features: FeatureSummary[] }>(`query($q: String) { features(query: $q) { _id name status version publishedVersion } }`, { q: search || null }), [search]);
+  const list = useLoad(() => run<FeaturesQuery>(`query Features($q: String) { features(query: $q) { _id name status version publishedVersion } }`, { q: search || null }), [search]);
   const canWrite = permissions.has('features:write');
   return (
     <>
@@ -100,7 +82,7 @@ function NewFeature({ onCreated }: { onCreated: (id: string) => void }) {
   async function create(event: FormEvent) {
     event.preventDefault();
     try {
-      const { createFeature } = await run<{ createFeature: { _id: string } }>(`mutation($name: String!, $code: String!) { createFeature(name: $name, customCode: $code) { _id } }`, { name, code: STARTER });
+      const { createFeature } = await run<CreateFeatureMutation>(`mutation CreateFeature($name: String!, $code: String!) { createFeature(name: $name, customCode: $code) { _id } }`, { name, code: STARTER });
       setOpen(false);
       setName('');
       onCreated(createFeature._id);
@@ -124,7 +106,7 @@ function NewFeature({ onCreated }: { onCreated: (id: string) => void }) {
 
 function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void }) {
   const { run, permissions, toast } = useDesigner();
-  const loaded = useLoad(() => run<{ feature: Feature | null }>(`query($id: ID!) { feature(_id: $id) { ${FEATURE_FIELDS} } }`, { id }), [id]);
+  const loaded = useLoad(() => run<FeatureQuery>(`query Feature($id: ID!) { feature(_id: $id) { ${FEATURE_FIELDS} } }`, { id }), [id]);
   const [draft, setDraft] = useState<{ name: string; description: string; code: string } | null>(null);
   const [findings, setFindings] = useState<{ errors: Finding[]; warnings: Finding[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -153,7 +135,7 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
 
   const validate = useCallback(
     async (code: string) => {
-      const { validateFeatureCode } = await run<{ validateFeatureCode: { errors: Finding[]; warnings: Finding[] } }>(`query($code: String!) { validateFeatureCode(customCode: $code) { errors warnings } }`, { code });
+      const { validateFeatureCode } = await run<{ validateFeatureCode: { errors: Finding[]; warnings: Finding[] } }>(`query ValidateFeatureCode($code: String!) { validateFeatureCode(customCode: $code) { errors warnings } }`, { code });
       setFindings(validateFeatureCode);
       return validateFeatureCode;
     },
@@ -172,8 +154,8 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
     setError(null);
     setErrors({});
     try {
-      const { updateFeature } = await run<{ updateFeature: Feature }>(
-        `mutation($id: ID!, $name: String, $description: String, $code: String, $status: FeatureStatus) { updateFeature(_id: $id, name: $name, description: $description, customCode: $code, status: $status) { ${FEATURE_FIELDS} } }`,
+      const { updateFeature } = await run<UpdateFeatureMutation>(
+        `mutation UpdateFeature($id: ID!, $name: String, $description: String, $code: String, $status: FeatureStatus) { updateFeature(_id: $id, name: $name, description: $description, customCode: $code, status: $status) { ${FEATURE_FIELDS} } }`,
         { id: feature._id, name: draft.name, description: draft.description, code: draft.code, status },
       );
       loaded.reload();
@@ -265,7 +247,7 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
             question={`Delete the feature ${feature.name}?`}
             onConfirm={async () => {
               try {
-                await run(`mutation($id: ID!) { deleteFeature(_id: $id, confirm: true) }`, { id: feature._id });
+                await run(`mutation DeleteFeature($id: ID!) { deleteFeature(_id: $id, confirm: true) }`, { id: feature._id });
                 onChanged();
                 forgetUnsaved();
                 navigate('features');
@@ -283,7 +265,7 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
         canRestore={canWrite}
         onRestore={async (version) => {
           try {
-            const { updateFeature } = await run<{ updateFeature: Feature }>(`mutation($id: ID!, $code: String!) { updateFeature(_id: $id, customCode: $code) { ${FEATURE_FIELDS} } }`, {
+            const { updateFeature } = await run<UpdateFeatureCodeMutation>(`mutation UpdateFeatureCode($id: ID!, $code: String!) { updateFeature(_id: $id, customCode: $code) { ${FEATURE_FIELDS} } }`, {
               id: feature._id,
               code: version.customCode,
             });
@@ -303,7 +285,7 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
 
 function Versions({ featureId, canRestore, onRestore }: { featureId: string; canRestore: boolean; onRestore: (version: Version) => Promise<void> }) {
   const { run } = useDesigner();
-  const versions = useLoad(() => run<{ featureVersions: Version[] }>(`query($id: ID!) { featureVersions(_id: $id) { version status customCode createdAt authorId } }`, { id: featureId }), [featureId]);
+  const versions = useLoad(() => run<FeatureVersionsQuery>(`query FeatureVersions($id: ID!) { featureVersions(_id: $id) { version status customCode createdAt authorId } }`, { id: featureId }), [featureId]);
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');
   const [diff, setDiff] = useState<string | null>(null);
@@ -358,7 +340,7 @@ function Versions({ featureId, canRestore, onRestore }: { featureId: string; can
             event.preventDefault();
             setError(null);
             try {
-              const { featureVersionDiff } = await run<{ featureVersionDiff: string }>(`query($id: ID!, $from: Int!, $to: Int!) { featureVersionDiff(_id: $id, from: $from, to: $to) }`, {
+              const { featureVersionDiff } = await run<FeatureVersionDiffQuery>(`query FeatureVersionDiff($id: ID!, $from: Int!, $to: Int!) { featureVersionDiff(_id: $id, from: $from, to: $to) }`, {
                 id: featureId,
                 from: Number(from),
                 to: Number(to),

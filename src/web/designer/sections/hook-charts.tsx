@@ -2,15 +2,10 @@
 // the run log below keeps failures and a sample of successes): runs and failures per period, and the
 // 95th percentile of the duration. Drawn as small SVG charts, no chart library.
 import { useDesigner, useLoad } from '../api.js';
+import type { HookRunStatsQuery } from '../../graphql-operations.js';
 import { ErrorText, Loading } from '../components.js';
 
-export interface HookRunPeriod {
-  periodStart: string;
-  periodMs: number;
-  runs: number;
-  failures: number;
-  durationP95Ms: number;
-}
+export type HookRunPeriod = HookRunStatsQuery['hookRunStats'][number];
 
 const WINDOW_MS = 60 * 60 * 1000;
 /** Bars drawn at most: the newest periods of the window. */
@@ -42,7 +37,7 @@ export default function HookRunCharts({ hookId }: { hookId: string }) {
   const { run } = useDesigner();
   const stats = useLoad(
     () =>
-      run<{ hookRunStats: HookRunPeriod[] }>(`query($id: ID, $since: DateTime) { hookRunStats(hookId: $id, since: $since) { periodStart periodMs runs failures durationP95Ms } }`, {
+      run<HookRunStatsQuery>(`query HookRunStats($id: ID, $since: DateTime) { hookRunStats(hookId: $id, since: $since) { periodStart periodMs runs failures durationP95Ms } }`, {
         id: hookId,
         since: new Date(Date.now() - WINDOW_MS).toISOString(),
       }),

@@ -3,40 +3,16 @@
 // hook, newest first, paged, with the status each webhook run answered.
 import { Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import type { CreateHookMutation, HookQuery, HookRunsQuery, HooksQuery, SigningVariablesQuery, TestWebhookMutation, UpdateHookCodeMutation } from '../../graphql-operations.js';
 import { CodePlaceholder, ConfirmButton, CopyButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField, useDisclosure } from '../components.js';
 import type { Finding } from '../components.js';
 import { LoadBoundary, retryableLazy } from '../recovery.js';
 import { forgetUnsaved, navigate, useUnsavedChanges } from '../routes.js';
 import HookRunCharts from './hook-charts.js';
 
+type TestAnswer = TestWebhookMutation['testWebhook'];
+
 const CodeEditor = retryableLazy(() => import('../editor.js'));
-
-interface Hook {
-  _id: string;
-  name: string;
-  type: string;
-  tableId: string | null;
-  content: string;
-  version: number;
-  updatedAt: string;
-  /** A webhook's URL; null for save hooks. */
-  url: string | null;
-}
-
-interface HookRun {
-  _id: string;
-  trigger: string;
-  startedAt: string;
-  durationMs: number;
-  queuedMs: number | null;
-  outcome: string;
-  httpStatus: number | null;
-  console: string[] | null;
-  error: string | null;
-  input: unknown;
-  output: unknown;
-  detailsVisible: boolean;
-}
 
 const HOOK_FIELDS = '_id name type tableId content version updatedAt url';
 const TYPES = [
@@ -63,7 +39,7 @@ const TEMPLATES: Record<string, string> = {
 
 export default function HooksSection({ id }: { id?: string }) {
   const { run, permissions } = useDesigner();
-  const hooks = useLoad(() => run<{ hooks: Hook[]; tables: { _id: string; name: string }[] }>(`{ hooks { ${HOOK_FIELDS} } tables { _id name } }`), []);
+  const hooks = useLoad(() => run<HooksQuery>(`query Hooks { hooks { ${HOOK_FIELDS} } tables { _id name } }`), []);
   const tables = hooks.data?.tables ?? [];
   const tableName = (tableId: string | null) => tables.find((table) => table._id === tableId)?.name ?? '';
   return (
@@ -109,7 +85,7 @@ function NewHook({ tables, onCreated }: { tables: { _id: string; name: string }[
     event.preventDefault();
     setError(null);
     try {
-      const { createHook } = await run<{ createHook: { _id: string } }>(`mutation($name: String!, $type: HookType!, $tableId: ID, $content: String!) { createHook(name: $name, type: $type, tableId: $tableId, content: $content) { _id } }`, {
+      const { createHook } = await run<CreateHookMutation>(`mutation CreateHook($name: String!, $type: HookType!, $tableId: ID, $content: String!) { createHook(name: $name, type: $type, tableId: $tableId, content: $content) { _id } }`, {
         name,
         type,
         tableId: needsTable ? tableId || tables[0]?._id || null : null,
@@ -141,7 +117,7 @@ function NewHook({ tables, onCreated }: { tables: { _id: string; name: string }[
 
 function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: string; name: string }[]; onChanged: () => void }) {
   const { run, permissions, toast } = useDesigner();
-  const loaded = useLoad(() => run<{ hook: Hook | null }>(`query($id: ID!) { hook(_id: $id) { ${HOOK_FIELDS} } }`, { id }), [id]);
+  const loaded = useLoad(() => run<HookQuery>(`query Hook($id: ID!) { hook(_id: $id) { ${HOOK_FIELDS} } }`, { id }), [id]);
   const [code, setCode] = useState<string | null>(null);
   const [findings, setFindings] = useState<{ errors: Finding[]; warnings: Finding[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -155,7 +131,7 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
   }, [hook, code]);
   const validate = useCallback(
     async (content: string) => {
-      const { validateHookCode } = await run<{ validateHookCode: { errors: Finding[]; warnings: Finding[] } }>(`query($content: String!) { validateHookCode(content: $content) { errors warnings } }`, { content });
+      const { validateHookCode } = await run<{ validateHookCode: { errors: Finding[]; warnings: Finding[] } }>(`query ValidateHookCode($content: String!) { validateHookCode(content: $content) { errors warnings } }`, { content });
       setFindings(validateHookCode);
       return validateHookCode;
     },
@@ -172,7 +148,7 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
     setSaving(true);
     setError(null);
     try {
-      const { updateHook } = await run<{ updateHook: Hook }>(`mutation($id: ID!, $content: String!) { updateHook(_id: $id, content: $content) { ${HOOK_FIELDS} } }`, { id: hook._id, content: code });
+      const { updateHook } = await run<UpdateHookCodeMutation>(`mutation UpdateHookCode($id: ID!, $content: String!) { updateHook(_id: $id, content: $content) { ${HOOK_FIELDS} } }`, { id: hook._id, content: code });
       loaded.reload();
       onChanged();
       toast(`Saved version ${updateHook.version} of ${updateHook.name}`);
@@ -224,7 +200,7 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
             question={`Delete the hook ${hook.name}?`}
             onConfirm={async () => {
               try {
-                await run(`mutation($id: ID!) { deleteHook(_id: $id, confirm: true) }`, { id: hook._id });
+                await run(`mutation DeleteHook($id: ID!) { deleteHook(_id: $id, confirm: true) }`, { id: hook._id });
                 onChanged();
                 forgetUnsaved();
                 navigate('hooks');
@@ -256,13 +232,6 @@ interface HttpHeader {
   value: string;
 }
 
-interface TestAnswer {
-  httpStatus: number;
-  headers: HttpHeader[];
-  body: string;
-  sentHeaders: HttpHeader[];
-}
-
 const SIGNING_SCHEMES = [
   { value: '', label: 'Do not sign' },
   { value: 'stripe', label: 'As Stripe does (Stripe-Signature: t=…,v1=…)' },
@@ -281,7 +250,7 @@ const TEST_WEBHOOK = `mutation TestWebhook($id: ID!, $body: String, $contentType
 function TestRun({ hookId, onRan }: { hookId: string; onRan: () => void }) {
   const { run, permissions } = useDesigner();
   const canSign = permissions.has('hooks:write');
-  const variables = useLoad(() => (canSign ? run<{ environmentVariables: { name: string }[] }>('{ environmentVariables { name } }') : Promise.resolve({ environmentVariables: [] })), [canSign]);
+  const variables = useLoad(() => (canSign ? run<SigningVariablesQuery>('query SigningVariables { environmentVariables { name } }') : Promise.resolve({ environmentVariables: [] })), [canSign]);
   const [body, setBody] = useState('{\n  "hello": "world"\n}');
   const [contentType, setContentType] = useState('application/json');
   const [headers, setHeaders] = useState<(HttpHeader & { key: number })[]>([]);
@@ -302,7 +271,7 @@ function TestRun({ hookId, onRan }: { hookId: string; onRan: () => void }) {
     }
     setSending(true);
     try {
-      const { testWebhook } = await run<{ testWebhook: TestAnswer }>(TEST_WEBHOOK, {
+      const { testWebhook } = await run<TestWebhookMutation>(TEST_WEBHOOK, {
         id: hookId,
         body,
         contentType,
@@ -423,8 +392,8 @@ function Runs({ hookId, webhook, refresh }: { hookId: string; webhook: boolean; 
   const cursor = before[before.length - 1] ?? null;
   const runs = useLoad(
     () =>
-      run<{ hookRuns: { items: HookRun[]; nextCursor: string | null } }>(
-        `query($id: ID, $before: ID, $outcome: HookRunOutcome) { hookRuns(hookId: $id, outcome: $outcome, limit: 20, before: $before) { items { _id trigger startedAt durationMs queuedMs outcome httpStatus console error input output detailsVisible } nextCursor } }`,
+      run<HookRunsQuery>(
+        `query HookRuns($id: ID, $before: ID, $outcome: HookRunOutcome) { hookRuns(hookId: $id, outcome: $outcome, limit: 20, before: $before) { items { _id trigger startedAt durationMs queuedMs outcome httpStatus console error input output detailsVisible } nextCursor } }`,
         { id: hookId, before: cursor, outcome: outcome || null },
       ),
     [hookId, cursor, outcome, refresh],

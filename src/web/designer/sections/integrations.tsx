@@ -3,20 +3,11 @@
 // with a role's data access, or, without one, reaches every record of every table.
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import type { CreateIntegrationKeyMutation, IntegrationKeysQuery } from '../../graphql-operations.js';
 import { ConfirmButton, ErrorText, Loading, SectionHeader, SelectField, ShownOnce, TextField, formatTime } from '../components.js';
 
-interface IntegrationKey {
-  _id: string;
-  name: string;
-  clientId: string;
-  roleId: string | null;
-  createdAt: string;
-}
-
-interface Role {
-  _id: string;
-  name: string;
-}
+type IntegrationKey = IntegrationKeysQuery['integrationKeys'][number];
+type Role = IntegrationKeysQuery['roles'][number];
 
 interface Created {
   name: string;
@@ -31,7 +22,7 @@ const DELETE = `mutation DeleteIntegrationKey($clientId: String!) { deleteIntegr
 
 export default function IntegrationsSection(_props: { id?: string }) {
   const { run } = useDesigner();
-  const { data, error, loading, reload } = useLoad(() => run<{ integrationKeys: IntegrationKey[]; roles: Role[] }>(LOAD), []);
+  const { data, error, loading, reload } = useLoad(() => run<IntegrationKeysQuery>(LOAD), []);
   // The new secret lives only in this state: gone when dismissed or when the page is left.
   const [created, setCreated] = useState<Created | null>(null);
 
@@ -75,7 +66,7 @@ function CreateKeyForm({ roles, onCreated }: { roles: Role[]; onCreated: (create
     setError(null);
     setBusy(true);
     try {
-      const { createIntegrationKey } = await run<{ createIntegrationKey: { clientId: string; apiKey: string; integration: { name: string } } }>(CREATE, { name: name.trim(), roleId: roleId || null });
+      const { createIntegrationKey } = await run<CreateIntegrationKeyMutation>(CREATE, { name: name.trim(), roleId: roleId || null });
       setName('');
       setRoleId('');
       onCreated({ name: createIntegrationKey.integration.name, clientId: createIntegrationKey.clientId, apiKey: createIntegrationKey.apiKey });

@@ -2,21 +2,11 @@
 // configuration ready to paste; afterwards only its prefix is known.
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import type { CreateMcpApiKeyMutation, McpApiKeysQuery } from '../../graphql-operations.js';
 import { ConfirmButton, CopyButton, ErrorText, Loading, SectionHeader, ShownOnce, TextField, formatTime } from '../components.js';
 import { ADMIN_ONLY_SCOPES, SCOPES } from '../../../access/permission-list.js';
 
-interface McpApiKey {
-  _id: string;
-  name: string;
-  keyPrefix: string;
-  scopes: string[];
-  effectiveScopes: string[];
-  expiresAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-  userId: string;
-  userEmail: string | null;
-}
+type McpApiKey = McpApiKeysQuery['mcpApiKeys'][number];
 
 const MAX_DAYS = 365;
 
@@ -38,7 +28,7 @@ export default function McpKeysSection(_props: { id?: string }) {
   const { run, permissions, isAdmin } = useDesigner();
   // Admins may list (and revoke) every key of the application, not only their own.
   const [all, setAll] = useState(false);
-  const { data, error, loading, reload } = useLoad(() => run<{ mcpApiKeys: McpApiKey[] }>(LOAD, { all }), [all]);
+  const { data, error, loading, reload } = useLoad(() => run<McpApiKeysQuery>(LOAD, { all }), [all]);
   // The raw key lives only in this state: gone when dismissed or when the page is left.
   const [created, setCreated] = useState<{ name: string; apiKey: string } | null>(null);
   const canCreate = permissions.has('ai_designer');
@@ -91,7 +81,7 @@ function CreateKeyForm({ onCreated }: { onCreated: (created: { name: string; api
     if (Object.keys(local).length) return;
     setBusy(true);
     try {
-      const result = await run<{ createMcpApiKey: { apiKey: string; key: { name: string } } }>(CREATE, { name: name.trim(), scopes: SCOPES.filter((s) => scopes.has(s)), days: expiresInDays });
+      const result = await run<CreateMcpApiKeyMutation>(CREATE, { name: name.trim(), scopes: SCOPES.filter((s) => scopes.has(s)), days: expiresInDays });
       onCreated({ name: result.createMcpApiKey.key.name, apiKey: result.createMcpApiKey.apiKey });
     } catch (failure) {
       setErrors(fieldErrors(failure));

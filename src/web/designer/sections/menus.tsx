@@ -2,24 +2,11 @@
 // stores the feature as the path /feature/<feature_id>.
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import type { MenusQuery, UpsertMenuMutation } from '../../graphql-operations.js';
 import { ConfirmButton, ErrorText, Loading, SectionHeader, SelectField, TextField } from '../components.js';
 
-interface MenuEntry {
-  label: string;
-  path: string;
-}
-
-interface Menu {
-  _id: string;
-  name: string;
-  position: number;
-  entries: MenuEntry[];
-}
-
-interface Feature {
-  _id: string;
-  name: string;
-}
+type Menu = MenusQuery['menus'][number];
+type Feature = MenusQuery['features'][number];
 
 /** An entry being edited; `key` keeps React's identity of a row stable while rows move. */
 interface DraftEntry {
@@ -62,7 +49,7 @@ function featureIdOf(path: string): string {
 
 export default function MenusSection(_props: { id?: string }) {
   const { run, permissions } = useDesigner();
-  const { data, error, loading, reload } = useLoad(() => run<{ menus: Menu[]; features: Feature[] }>(LOAD), []);
+  const { data, error, loading, reload } = useLoad(() => run<MenusQuery>(LOAD), []);
   const [draft, setDraft] = useState<Draft | null>(null);
   const canWrite = permissions.has('menus:write');
 
@@ -180,7 +167,7 @@ function MenuEditor({ initial, features, onDone, onCancel }: { initial: Draft; f
     setBusy(true);
     try {
       const entries = draft.entries.map((entry) => ({ label: entry.label.trim(), path: `${PATH_PREFIX}${entry.featureId}` }));
-      const result = await run<{ upsertMenu: { created: boolean } }>(UPSERT, { name: draft.name.trim(), entries, position });
+      const result = await run<UpsertMenuMutation>(UPSERT, { name: draft.name.trim(), entries, position });
       toast(result.upsertMenu.created ? `Menu ${draft.name.trim()} created` : `Menu ${draft.name.trim()} saved`);
       onDone();
     } catch (failure) {

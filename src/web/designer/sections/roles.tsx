@@ -2,45 +2,18 @@
 // each role may do with each table's records (set in a table's Access tab).
 import { useId, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import type { GrantMutation, RevokeMutation, RolesQuery } from '../../graphql-operations.js';
 import { ConfirmButton, ErrorText, Loading, SectionHeader, TextField } from '../components.js';
-import { accessSummary, isAdminRole, TABLE_ACCESS_SELECTION, TABLE_ACTIONS, type AccessLevel, type TableAccess, type TableAction } from '../data-access.js';
+import { accessSummary, isAdminRole, TABLE_ACCESS_SELECTION, TABLE_ACTIONS, type AccessLevel, type TableAccess } from '../data-access.js';
 import { PERMISSION_MEANINGS, PERMISSIONS } from '../../../access/permission-list.js';
 
-interface Role {
-  _id: string;
-  name: string;
-  description: string;
-  permissions: string[];
-  builtin: boolean;
-}
-
-interface Feature {
-  _id: string;
-  name: string;
-  roleIds: string[];
-}
-
-interface AccessTable {
-  _id: string;
-  name: string;
-  access: TableAccess[];
-}
-
-/** A role's level on one table and action, as a feature grant reports it (builder GraphQL's `DataGrant`). */
-interface DataGrant {
-  roleId: string;
-  role: string;
-  table: string;
-  action: TableAction;
-  level: AccessLevel;
-}
-
-/** What a feature grant did (builder GraphQL's `FeatureGrant`). */
-interface FeatureGrant {
-  roleIds: string[];
-  granted: DataGrant[];
-  leftNarrower: DataGrant[];
-}
+type Role = RolesQuery['roles'][number];
+type Feature = RolesQuery['features'][number];
+/** A table and every role's rules on it; a rule's filter (JSON in the schema) read as the object the server sends. */
+type AccessTable = Omit<RolesQuery['tables'][number], 'access'> & { access: TableAccess[] };
+/** What a feature grant did: who sees the feature now, the rules it set to ALL, and narrower rules it left. */
+type FeatureGrant = GrantMutation['grantFeature'];
+type DataGrant = FeatureGrant['granted'][number];
 
 const LOAD = `query Roles { roles { _id name description permissions builtin } features { _id name roleIds } tables { _id name access { ${TABLE_ACCESS_SELECTION} } } }`;
 const CREATE = `mutation CreateRole($name: String!, $description: String, $permissions: [Permission!]) {
@@ -56,7 +29,7 @@ const REVOKE = `mutation Revoke($featureId: ID!, $roleIds: [ID!]!) { revokeFeatu
 
 export default function RolesSection(_props: { id?: string }) {
   const { run, permissions, isAdmin } = useDesigner();
-  const { data, error, loading, reload } = useLoad(() => run<{ roles: Role[]; features: Feature[]; tables: AccessTable[] }>(LOAD), []);
+  const { data, error, loading, reload } = useLoad(() => run<Omit<RolesQuery, 'tables'> & { tables: AccessTable[] }>(LOAD), []);
   // The server lets roles:write holders change feature access, but creating, changing and
   // deleting roles needs the admin permission; offering those to others would only fail.
   const canGrant = permissions.has('roles:write');
@@ -329,12 +302,12 @@ function FeatureAccess({ roles, features, canGrant, onDataAccessChanged }: { rol
     try {
       const variables = { featureId: feature._id, roleIds: [role._id] };
       if (grant) {
-        const { grantFeature } = await run<{ grantFeature: FeatureGrant }>(GRANT, variables);
+        const { grantFeature } = await run<GrantMutation>(GRANT, variables);
         setAccess((current) => ({ ...current, [feature._id]: grantFeature.roleIds }));
         setChanges((current) => ({ ...current, [feature._id]: { roleId: role._id, message: grantMessage(role, feature, grantFeature) } }));
         if (grantFeature.granted.length) onDataAccessChanged();
       } else {
-        const { revokeFeatureAccess } = await run<{ revokeFeatureAccess: string[] }>(REVOKE, variables);
+        const { revokeFeatureAccess } = await run<RevokeMutation>(REVOKE, variables);
         setAccess((current) => ({ ...current, [feature._id]: revokeFeatureAccess }));
         setChanges((current) => ({ ...current, [feature._id]: { roleId: role._id, message: `${role.name} no longer sees ${feature.name}; its data access stays as it was.` } }));
       }

@@ -2,31 +2,11 @@
 // (and the embedded data folder's), what the run log, its aggregates and the MCP audit keep and for
 // how long, and each table and index, largest first.
 import { useDesigner, useLoad } from '../api.js';
+import type { StorageStatsQuery } from '../../graphql-operations.js';
 import { ErrorText, formatTime, Loading } from '../components.js';
 
-interface TableStorage {
-  name: string;
-  label: string | null;
-  rows: number;
-  deadRows: number;
-  tableBytes: number;
-  indexBytes: number;
-  totalBytes: number;
-  partitions: number;
-  lastVacuum: string | null;
-  lastAutovacuum: string | null;
-}
-
-interface StorageStats {
-  database: string;
-  databaseBytes: number;
-  dataFolderBytes: number | null;
-  tables: TableStorage[];
-  indexes: { name: string; table: string; bytes: number }[];
-  runLog: { rows: number; oldest: string | null; retention: string; failures: number; samplesPerMinute: number };
-  runStats: { rows: number; oldest: string | null; retention: string; periodMs: number };
-  mcpAudit: { rows: number; oldest: string | null; retention: string };
-}
+type StorageStats = StorageStatsQuery['storageStats'];
+type TableStorage = StorageStats['tables'][number];
 
 const LOAD = `query StorageStats { storageStats {
   database databaseBytes dataFolderBytes
@@ -54,7 +34,7 @@ const since = (oldest: string | null) => (oldest ? `, oldest ${formatTime(oldest
 
 export default function StorageStatsPanel() {
   const { run } = useDesigner();
-  const stats = useLoad(() => run<{ storageStats: StorageStats }>(LOAD), []);
+  const stats = useLoad(() => run<StorageStatsQuery>(LOAD), []);
   const data = stats.data?.storageStats;
   return (
     <section className="panel" aria-labelledby="storage-title">

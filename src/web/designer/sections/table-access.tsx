@@ -5,19 +5,16 @@
 import { useId, useState, type FormEvent } from 'react';
 import { GraphQLRequestError } from '../../shared/graphql.js';
 import { errorMessage, useDesigner, useLoad } from '../api.js';
+import type { TableAccessQuery } from '../../graphql-operations.js';
 import { ErrorText, Loading } from '../components.js';
 import { ACCESS_LEVELS, ACTION_LABELS, LEVEL_LABELS, TABLE_ACCESS_SELECTION, TABLE_ACTIONS, isAdminRole, type AccessLevel, type TableAccess, type TableAction } from '../data-access.js';
+
+type Role = TableAccessQuery['roles'][number];
 
 interface AccessTable {
   _id: string;
   name: string;
   fields: { _id: string; name: string }[];
-}
-
-interface Role {
-  _id: string;
-  name: string;
-  permissions: string[];
 }
 
 /** A role's rules as the form holds them: the filters as typed, kept when the level changes. */
@@ -130,7 +127,7 @@ function placeErrors(failure: unknown): RoleErrors {
 
 export function TableAccessTab({ table }: { table: AccessTable }) {
   const { run } = useDesigner();
-  const { data, error, reload } = useLoad(() => run<{ table: { access: TableAccess[] } | null; roles: Role[] }>(LOAD, { id: table._id }), [table._id]);
+  const { data, error, reload } = useLoad(() => run<Omit<TableAccessQuery, 'table'> & { table: { access: TableAccess[] } | null }>(LOAD, { id: table._id }), [table._id]);
   if (!data) return error ? <ErrorText error={error} onRetry={reload} /> : <Loading />;
   if (!data.table) return <ErrorText error={`The table '${table.name}' no longer exists.`} />;
   return <AccessForm table={table} access={data.table.access} adminRoles={data.roles.filter(isAdminRole)} />;

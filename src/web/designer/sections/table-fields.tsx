@@ -4,32 +4,12 @@
 // hooks, roles' rules: builder GraphQL's fieldUsage) and what is lost (recordCount) are shown.
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { errorMessage, useDesigner } from '../api.js';
+import type { ImpactQuery, TablesQuery } from '../../graphql-operations.js';
 import { ErrorText, SelectField, TextField } from '../components.js';
 
-export interface Field {
-  _id: string;
-  name: string;
-  label: string;
-  type: string;
-  required: boolean;
-  unique: boolean;
-  referenceTableId: string | null;
-  description: string;
-}
-
-export interface FieldsTable {
-  _id: string;
-  name: string;
-  fields: Field[];
-}
-
-interface FieldUse {
-  kind: 'FEATURE' | 'HOOK' | 'ACCESS_RULE';
-  _id: string;
-  name: string;
-  detail: string;
-  line: number | null;
-}
+export type Field = TablesQuery['tables'][number]['fields'][number];
+export type FieldsTable = Pick<TablesQuery['tables'][number], '_id' | 'name' | 'fields'>;
+type FieldUse = ImpactQuery['fieldUsage'][number];
 
 /** What a change or a deletion touches: the records that lose a value (null: not countable by this user) and what uses it. */
 interface Impact {
@@ -57,7 +37,7 @@ export function fieldTitle(field: Pick<Field, 'name' | 'label'>): string {
 function useImpact() {
   const { run } = useDesigner();
   return async (tableId: string, field?: string): Promise<Impact> => {
-    const data = await run<{ fieldUsage: FieldUse[]; table: { recordCount: number | null } | null }>(IMPACT, { tableId, field: field ?? null });
+    const data = await run<ImpactQuery>(IMPACT, { tableId, field: field ?? null });
     return { records: data.table?.recordCount ?? null, uses: data.fieldUsage };
   };
 }
@@ -146,7 +126,7 @@ function FieldDescription({ table, field, onSaved }: { table: FieldsTable; field
         event.preventDefault();
         setError(null);
         try {
-          await run(`mutation($t: ID!, $f: String!, $d: String!) { updateTableField(tableId: $t, field: $f, description: $d) { _id } }`, { t: table._id, f: field._id, d: description });
+          await run(`mutation UpdateFieldDescription($t: ID!, $f: String!, $d: String!) { updateTableField(tableId: $t, field: $f, description: $d) { _id } }`, { t: table._id, f: field._id, d: description });
           toast(`Description of ${field.name} saved`);
           onSaved();
         } catch (failure) {

@@ -3,29 +3,14 @@
 // refusal is shown on the form. A table's Access tab (table-access.tsx) sets each role's rules.
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import type { CreateTableMutation, TablesQuery } from '../../graphql-operations.js';
 import { cellText, ConfirmButton, ErrorText, ItemList, Loading, SectionHeader, SelectField, Tabs, TextField, useDisclosure } from '../components.js';
 import { navigate } from '../routes.js';
 import { TableAccessTab } from './table-access.js';
 import { DeleteTable, FIELD_SELECTION, TableFields, fieldTitle, type Field } from './table-fields.js';
 
-interface Operations {
-  type: string;
-  input: string;
-  filter: string;
-  sort: string;
-  list: string;
-  create: string;
-  update: string;
-  delete: string;
-}
-
-interface Table {
-  _id: string;
-  name: string;
-  description: string;
-  fields: Field[];
-  operations: Operations | null;
-}
+type Table = TablesQuery['tables'][number];
+type Operations = NonNullable<Table['operations']>;
 
 const TABLE_FIELDS = `_id name description fields { ${FIELD_SELECTION} } operations { type input filter sort list create update delete }`;
 const PAGE_SIZE = 20;
@@ -39,7 +24,7 @@ type TabId = (typeof TABS)[number]['id'];
 
 export default function TablesSection({ id, tab }: { id?: string; tab?: string }) {
   const { run, permissions } = useDesigner();
-  const tables = useLoad(() => run<{ tables: Table[] }>(`{ tables { ${TABLE_FIELDS} } }`), []);
+  const tables = useLoad(() => run<TablesQuery>(`query Tables { tables { ${TABLE_FIELDS} } }`), []);
   const table = tables.data?.tables.find((candidate) => candidate._id === id);
   return (
     <>
@@ -80,7 +65,7 @@ function NewTable({ onCreated }: { onCreated: (id: string) => void }) {
   async function create(event: FormEvent) {
     event.preventDefault();
     try {
-      const { createTable } = await run<{ createTable: { _id: string } }>(`mutation($name: String!, $description: String) { createTable(name: $name, description: $description) { _id } }`, { name, description });
+      const { createTable } = await run<CreateTableMutation>(`mutation CreateTable($name: String!, $description: String) { createTable(name: $name, description: $description) { _id } }`, { name, description });
       setOpen(false);
       onCreated(createTable._id);
     } catch (failure) {
@@ -145,7 +130,7 @@ function TableMetadata({ table, onChanged }: { table: Table; onChanged: () => vo
         event.preventDefault();
         setError(null);
         try {
-          await run(`mutation($id: ID!, $name: String, $description: String) { updateTable(_id: $id, name: $name, description: $description) { _id } }`, { id: table._id, name, description });
+          await run(`mutation UpdateTable($id: ID!, $name: String, $description: String) { updateTable(_id: $id, name: $name, description: $description) { _id } }`, { id: table._id, name, description });
           toast('Table saved');
           onChanged();
         } catch (failure) {

@@ -1,23 +1,11 @@
 // Users (admin only): who may sign in, with which role. Disabling a user ends their sessions at once.
 import { useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
+import type { UsersQuery } from '../../graphql-operations.js';
 import { ErrorText, Loading, SectionHeader, SelectField, TextField, formatTime } from '../components.js';
 
-interface User {
-  _id: string;
-  email: string;
-  name: string;
-  roleId: string;
-  roleName: string;
-  isOwner: boolean;
-  disabled: boolean;
-  createdAt: string;
-}
-
-interface Role {
-  _id: string;
-  name: string;
-}
+type User = UsersQuery['users'][number];
+type Role = UsersQuery['roles'][number];
 
 const USER_FIELDS = '_id email name roleId roleName isOwner disabled createdAt';
 const LOAD = `query Users { users { ${USER_FIELDS} } roles { _id name } }`;
@@ -28,7 +16,7 @@ const UPDATE = `mutation UpdateUser($id: ID!, $role: String, $disabled: Boolean)
 
 export default function UsersSection(_props: { id?: string }) {
   const { run } = useDesigner();
-  const { data, error, loading, reload } = useLoad(() => run<{ users: User[]; roles: Role[] }>(LOAD), []);
+  const { data, error, loading, reload } = useLoad(() => run<UsersQuery>(LOAD), []);
   if (!data) return loading ? <Loading /> : <ErrorText error={error} onRetry={reload} />;
   return (
     <div className="stack">
