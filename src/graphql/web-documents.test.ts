@@ -58,6 +58,8 @@ interface TypedCall {
   text: string | undefined;
 }
 const typedCalls: TypedCall[] = [];
+/** The first argument of each run() and graphql() call of the pages, read where a constant holds it. */
+const sentDocuments: { where: string; text: string | undefined }[] = [];
 
 async function documentsOf(file: string): Promise<Found[]> {
   const text = readFileSync(file, 'utf8');
@@ -115,6 +117,11 @@ async function documentsOf(file: string): Promise<Found[]> {
 
   const found: Found[] = [];
   const visit = (node: ts.Node) => {
+    // What a page sends with run() or graphql(): a document the checks here see (query or mutation first).
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && ['run', 'graphql'].includes(node.expression.text) && node.arguments[0]) {
+      const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+      sentDocuments.push({ where: `${relative(ROOT, file)}:${line}`, text: evaluate(node.arguments[0]) });
+    }
     // A call typed by a generated answer type (`run<MenusQuery>(LOAD)`): the document it sends, to hold the type to its name.
     const typeArgument = ts.isCallExpression(node) ? node.typeArguments?.[0] : undefined;
     if (ts.isCallExpression(node) && typeArgument && ts.isTypeReferenceNode(typeArgument) && ts.isIdentifier(typeArgument.typeName) && /(Query|Mutation)$/.test(typeArgument.typeName.text) && node.arguments[0]) {
@@ -149,6 +156,13 @@ describe('the web pages’ GraphQL documents', () => {
       }
     });
     expect(problems).toEqual([]);
+  });
+
+  it('are every document a page sends: none is written without its query or mutation keyword, where this test would not see it', async () => {
+    sentDocuments.length = 0;
+    await Promise.all(sourceFiles().map(documentsOf));
+    expect(sentDocuments.length).toBeGreaterThan(50);
+    expect(sentDocuments.filter(({ text }) => text !== undefined && !DOCUMENT.test(text)).map(({ where, text }) => `${where}: ${text!.slice(0, 40)}`)).toEqual([]);
   });
 });
 
