@@ -32,7 +32,8 @@ export function buildBuilderSchema(modules: readonly GraphQLModule[]): GraphQLSc
 export function extendBuilderSchema(base: GraphQLSchema, module: GraphQLModule): GraphQLSchema {
   if (!module.typeDefs.trim()) return base;
   // The module's SDL is generated from tables whose names the services checked: its own check
-  // (validateSDL) was 40 % of a rebuild. application-schema.test builds the same SDL checked.
+  // (validateSDL) was 30 % of a rebuild (7.4 → 5.3 ms with five tables); application-schema.test
+  // builds the same SDL checked, and graphql-js validates the schema at its first execution.
   const schema = extendSchema(base, parse(module.typeDefs), { assumeValidSDL: true });
   attachResolvers(schema, [module]);
   // Fields keep their resolvers and arguments their descriptions in the copy; an enum's own
