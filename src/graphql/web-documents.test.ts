@@ -51,17 +51,31 @@ function sourceFiles(): string[] {
     .sort();
 }
 
-/** A call whose answer is typed by a generated type: where, the type's name, and the document sent. */
-interface TypedCall {
+/**
+ * A run() or graphql() call of a page: where, the document it sends (read where a constant holds
+ * it), and the generated type its answer is typed by, if any (`run<MenusQuery>(LOAD)`).
+ */
+interface Call {
   where: string;
-  type: string;
   text: string | undefined;
+  type?: string;
 }
-const typedCalls: TypedCall[] = [];
-/** The first argument of each run() and graphql() call of the pages, read where a constant holds it. */
-const sentDocuments: { where: string; text: string | undefined }[] = [];
 
-async function documentsOf(file: string): Promise<Found[]> {
+/** What a source file of the pages holds: its documents, and the calls that send them. */
+interface Scanned {
+  documents: Found[];
+  calls: Call[];
+}
+
+let scanned: Promise<Scanned> | undefined;
+
+/** Every page source read once for all the tests of this file. */
+function scanPages(): Promise<Scanned> {
+  scanned ??= Promise.all(sourceFiles().map(scan)).then((files) => ({ documents: files.flatMap((file) => file.documents), calls: files.flatMap((file) => file.calls) }));
+  return scanned;
+}
+
+async function scan(file: string): Promise<Scanned> {
   const text = readFileSync(file, 'utf8');
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, file.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
   const constants = new Map<string, ts.Expression>();
@@ -116,34 +130,29 @@ async function documentsOf(file: string): Promise<Found[]> {
   };
 
   const found: Found[] = [];
+  const calls: Call[] = [];
+  const whereOf = (node: ts.Node) => `${relative(ROOT, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
   const visit = (node: ts.Node) => {
-    // What a page sends with run() or graphql(): a document the checks here see (query or mutation first).
     if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && ['run', 'graphql'].includes(node.expression.text) && node.arguments[0]) {
-      const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-      sentDocuments.push({ where: `${relative(ROOT, file)}:${line}`, text: evaluate(node.arguments[0]) });
-    }
-    // A call typed by a generated answer type (`run<MenusQuery>(LOAD)`): the document it sends, to hold the type to its name.
-    const typeArgument = ts.isCallExpression(node) ? node.typeArguments?.[0] : undefined;
-    if (ts.isCallExpression(node) && typeArgument && ts.isTypeReferenceNode(typeArgument) && ts.isIdentifier(typeArgument.typeName) && /(Query|Mutation)$/.test(typeArgument.typeName.text) && node.arguments[0]) {
-      const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-      typedCalls.push({ where: `${relative(ROOT, file)}:${line}`, type: typeArgument.typeName.text, text: evaluate(node.arguments[0]) });
+      const typeArgument = node.typeArguments?.[0];
+      const generated = typeArgument && ts.isTypeReferenceNode(typeArgument) && ts.isIdentifier(typeArgument.typeName) && /(Query|Mutation)$/.test(typeArgument.typeName.text);
+      calls.push({ where: whereOf(node), text: evaluate(node.arguments[0]), ...(generated ? { type: (typeArgument.typeName as ts.Identifier).text } : {}) });
     }
     const start = ts.isTemplateExpression(node) ? node.head.text : ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) ? node.text : undefined;
     if (start !== undefined && DOCUMENT.test(start) && !ts.isTemplateSpan(node.parent)) {
-      const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-      found.push({ where: `${relative(ROOT, file)}:${line}`, key: `${relative(ROOT, file)}: \`${start}\``, text: evaluate(node as ts.Expression) });
+      found.push({ where: whereOf(node), key: `${relative(ROOT, file)}: \`${start}\``, text: evaluate(node as ts.Expression) });
       return;
     }
     ts.forEachChild(node, visit);
   };
   visit(source);
-  return found;
+  return { documents: found, calls };
 }
 
 describe('the web pages’ GraphQL documents', () => {
   it('are each valid against the builder schema', async () => {
     const schema = buildBuilderSchema(builderModules);
-    const documents = (await Promise.all(sourceFiles().map(documentsOf))).flat();
+    const { documents } = await scanPages();
     // The pages send dozens: a reader that found few would check nothing.
     expect(documents.length).toBeGreaterThan(60);
     expect(documents.filter((document) => document.text === undefined).map((document) => document.key)).toEqual(BUILT_AT_RUN_TIME);
@@ -159,10 +168,9 @@ describe('the web pages’ GraphQL documents', () => {
   });
 
   it('are every document a page sends: none is written without its query or mutation keyword, where this test would not see it', async () => {
-    sentDocuments.length = 0;
-    await Promise.all(sourceFiles().map(documentsOf));
-    expect(sentDocuments.length).toBeGreaterThan(50);
-    expect(sentDocuments.filter(({ text }) => text !== undefined && !DOCUMENT.test(text)).map(({ where, text }) => `${where}: ${text!.slice(0, 40)}`)).toEqual([]);
+    const { calls } = await scanPages();
+    expect(calls.length).toBeGreaterThan(50);
+    expect(calls.filter(({ text }) => text !== undefined && !DOCUMENT.test(text)).map(({ where, text }) => `${where}: ${text!.slice(0, 40)}`)).toEqual([]);
   });
 });
 
@@ -181,7 +189,7 @@ const SCALAR_TYPES: Record<string, string> = {
 
 describe('the types of the web pages’ GraphQL answers', () => {
   it('are generated from the documents and the builder schema (src/web/graphql-operations.ts)', async () => {
-    const documents = (await Promise.all(sourceFiles().map(documentsOf))).flat().filter((document): document is Found & { text: string } => document.text !== undefined);
+    const documents = (await scanPages()).documents.filter((document): document is Found & { text: string } => document.text !== undefined);
     const parsed = documents.map(({ where, text }) => ({ location: where, document: parse(text) }));
     // A type is named after its operation: every document a page sends by a constant has a name, each its own.
     const names = parsed.map(({ location, document }) => {
@@ -202,10 +210,9 @@ describe('the types of the web pages’ GraphQL answers', () => {
   });
 
   it("are each used with the document they were generated from: run<MenusQuery>(…) sends the query named Menus", async () => {
-    typedCalls.length = 0;
-    await Promise.all(sourceFiles().map(documentsOf));
-    expect(typedCalls.length).toBeGreaterThan(30);
-    const mismatched = typedCalls.flatMap(({ where, type, text }) => {
+    const typed = (await scanPages()).calls.filter((call): call is Call & { type: string } => call.type !== undefined);
+    expect(typed.length).toBeGreaterThan(30);
+    const mismatched = typed.flatMap(({ where, type, text }) => {
       const operation = text === undefined ? undefined : parse(text).definitions[0];
       if (operation?.kind !== 'OperationDefinition' || !operation.name) return [`${where}: ${type} types a document this test cannot read`];
       const expected = `${operation.name.value}${operation.operation === 'query' ? 'Query' : 'Mutation'}`;
