@@ -67,6 +67,12 @@ interface Scanned {
   calls: Call[];
 }
 
+/** The generated answer type a call's type argument names, as itself or inside (`Omit<RolesQuery, 'tables'> & …`). */
+function generatedTypeIn(node: ts.Node): string | undefined {
+  if (ts.isTypeReferenceNode(node) && ts.isIdentifier(node.typeName) && /(Query|Mutation)$/.test(node.typeName.text)) return node.typeName.text;
+  return ts.forEachChild(node, generatedTypeIn);
+}
+
 let scanned: Promise<Scanned> | undefined;
 
 /** Every page source read once for all the tests of this file. */
@@ -134,9 +140,8 @@ async function scan(file: string): Promise<Scanned> {
   const whereOf = (node: ts.Node) => `${relative(ROOT, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
   const visit = (node: ts.Node) => {
     if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && ['run', 'graphql'].includes(node.expression.text) && node.arguments[0]) {
-      const typeArgument = node.typeArguments?.[0];
-      const generated = typeArgument && ts.isTypeReferenceNode(typeArgument) && ts.isIdentifier(typeArgument.typeName) && /(Query|Mutation)$/.test(typeArgument.typeName.text);
-      calls.push({ where: whereOf(node), text: evaluate(node.arguments[0]), ...(generated ? { type: (typeArgument.typeName as ts.Identifier).text } : {}) });
+      const type = node.typeArguments?.[0] && generatedTypeIn(node.typeArguments[0]);
+      calls.push({ where: whereOf(node), text: evaluate(node.arguments[0]), ...(type ? { type } : {}) });
     }
     const start = ts.isTemplateExpression(node) ? node.head.text : ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) ? node.text : undefined;
     if (start !== undefined && DOCUMENT.test(start) && !ts.isTemplateSpan(node.parent)) {
