@@ -7,9 +7,9 @@ import { expect } from 'vitest';
 /**
  * Debian's Chromium in its headless shell (package chromium-headless-shell: the same Blink and V8 as
  * the chromium package, without the desktop browser around them), which `.ci/run` installs when
- * missing; the full browser where only it is installed. The shell runs the browser files on half the
- * CPU (the 14 files: 240 CPU-s of Chromium where the full browser in headless mode took 480,
- * docs/decisions.md, D52) with every test passing the same.
+ * missing; the full browser where only it is installed. The shell runs the browser files on less
+ * than half the CPU (the 14 files: 240 CPU-s of Chromium where the full browser in headless mode
+ * took 589, docs/decisions.md, D52) with every test passing the same.
  */
 const HEADLESS_SHELL = '/usr/bin/chromium-headless-shell';
 export const CHROMIUM_PATH = process.env.TRELLIS_TEST_CHROMIUM ?? (existsSync(HEADLESS_SHELL) ? HEADLESS_SHELL : '/usr/bin/chromium');
