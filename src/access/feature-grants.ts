@@ -61,10 +61,10 @@ export class FeatureGrantService {
     return this.changeFeatureAccess(principal, data.featureId, data.roleIds, 'revoke');
   }
 
-  /** Ids of the roles that see `featureId`. */
-  async featureRoles(principal: Principal, featureId: string): Promise<string[]> {
+  /** The roles that see a feature, named by its _id or its name (NOT_FOUND when there is none). */
+  async featureRoles(principal: Principal, featureRef: string): Promise<string[]> {
     requirePermission(principal, 'config:read');
-    return featureRoleIds(this.ctx.db, featureId);
+    return featureRoleIds(this.ctx.db, await resolveNamedRecord(this.ctx.db, 'features', featureRef));
   }
 
   private async changeFeatureAccess(

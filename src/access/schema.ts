@@ -63,6 +63,10 @@ export const grantFeatureAccessInput = z.object({
   roleIds: z.array(idSchema).min(1, 'must name at least one role').max(100, 'must name at most 100 roles').describe('Role _ids or names (see list_roles)'),
 });
 
+export const deleteRoleInput = z.object({ _id: idSchema.describe("The role's _id (a built-in role, or one still held by a user or an integration key, is not deleted)") });
+
+export const featureRolesInput = z.object({ featureId: recordRef('feature') });
+
 export type ChangePasswordInput = z.input<typeof changePasswordInput>;
 export type CreateUserInput = z.input<typeof createUserInput>;
 export type UpdateUserInput = z.input<typeof updateUserInput>;

@@ -57,6 +57,22 @@ export const listFeaturesInput = z.object({
 
 export const featureRefInput = z.object({ _id: recordRef('feature') });
 
+// The same argument name as create_feature and update_feature: what validates is what is saved.
+export const validateFeatureCodeInput = z.object({
+  customCode: z.string().describe('The complete JSX source of the feature, as create_feature and update_feature take it'),
+  featureId: recordRef('feature')
+    .optional()
+    .describe("The feature the code is for (its _id or name): also warns for each role that sees it but may not do what the code's GraphQL documents need"),
+});
+
+const savedVersion = z.number().int('must be a whole number').describe('A saved version of the feature (featureVersions lists them)');
+export const featureVersionDiffInput = z.object({ _id: recordRef('feature'), from: savedVersion, to: savedVersion });
+
+export const featurePreviewInput = z.object({
+  _id: recordRef('feature'),
+  customCode: z.string().optional().describe('JSX to compile in place of the saved code (at most 1 MB); left out, the saved code'),
+});
+
 export type CreateFeatureInput = z.input<typeof createFeatureInput>;
 export type UpdateFeatureInput = z.input<typeof updateFeatureInput>;
 export type EditFeatureCodeInput = z.input<typeof editFeatureCodeInput>;

@@ -77,6 +77,9 @@ export const listHooksInput = z.object({
 
 export const hookRefInput = z.object({ _id: recordRef('hook') });
 
+// The same argument name as create_hook and update_hook: what validates is what is saved.
+export const validateHookCodeInput = z.object({ content: z.string().describe('The complete hook code, as create_hook and update_hook take it') });
+
 export const listHookRunsInput = z.object({
   hookId: idSchema.optional(),
   outcome: z.enum(HOOK_RUN_OUTCOMES, { message: `must be one of ${HOOK_RUN_OUTCOMES.join(', ')}` }).optional(),

@@ -22,6 +22,10 @@ export const createMcpApiKeyInput = z.object({
   expiresInDays: expiresInDaysSchema,
 });
 
-export const revokeMcpApiKeyInput = z.object({ _id: idSchema });
+export const revokeMcpApiKeyInput = z.object({ _id: idSchema.describe("The key's _id") });
+
+export const listMcpApiKeysInput = z.object({
+  all: z.boolean().optional().describe("true: every key of the application (admin only); left out or false, the signed-in user's own"),
+});
 
 export type CreateMcpApiKeyInput = z.input<typeof createMcpApiKeyInput>;

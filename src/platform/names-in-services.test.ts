@@ -113,3 +113,25 @@ describe('names that look like an existing one', () => {
     expect((await createFeature('Café')).name).toBe('Café');
   });
 });
+
+describe('a reference by name (D15), in every read that takes a record by _id', () => {
+  it('finds the feature, hook or table by its name in any letter case', async () => {
+    expect((await services.features.getFeature(owner, 'TIMESHEETS'))._id).toBe(otherFeatureId);
+    expect((await services.features.listFeatureVersions(owner, 'timesheets')).map((version) => version.version)).toEqual([1]);
+    expect(await services.features.versionDiff(owner, 'Timesheets', 1, 1)).toBe('');
+    expect((await services.appPage.previewFeature(owner, 'timesheets'))._id).toBe(otherFeatureId);
+    expect(await services.access.featureRoles(owner, 'Timesheets')).toEqual(await services.access.featureRoles(owner, otherFeatureId));
+    expect((await services.hooks.getHook(owner, 'SYNC-PAYROLL')).name).toBe('sync-payroll');
+    expect((await services.tables.getTable(owner, 'payroll'))._id).toBe(ordersId);
+  });
+
+  it('answers NOT_FOUND for a name no record has, also where the answer is a list', async () => {
+    for (const read of [() => services.access.featureRoles(owner, 'No such feature'), () => services.features.listFeatureVersions(owner, 'No such feature')]) {
+      const error = await read().then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect((error as TrellisError).code).toBe('NOT_FOUND');
+    }
+  });
+});

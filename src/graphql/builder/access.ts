@@ -50,7 +50,7 @@ const typeDefs = /* GraphQL */ `
     "The application's roles."
     roles: [Role!]!
     "Ids of the roles that see a feature."
-    featureRoles(featureId: ID!): [ID!]!
+    featureRoles${graphqlArguments('featureRoles')}: [ID!]!
   }
 
   extend type Mutation {
@@ -64,7 +64,7 @@ const typeDefs = /* GraphQL */ `
     transferOwnership${graphqlArguments('transferOwnership')}: User!
     createRole${graphqlArguments('createRole')}: Role!
     updateRole${graphqlArguments('updateRole')}: Role!
-    deleteRole(_id: ID!): Boolean!
+    deleteRole${graphqlArguments('deleteRole')}: Boolean!
     "Lets the roles see the feature; returns the ids of every role that now sees it."
     grantFeatureAccess${graphqlArguments('grantFeatureAccess')}: [ID!]!
     "Like grantFeatureAccess (which does the same), answering what changed in the roles' data access too."
@@ -81,7 +81,7 @@ export const accessModule: GraphQLModule = {
       me: (_s, _a, ctx) => ctx.services.access.getUser(requireUser(ctx), requireUser(ctx).userId!),
       users: (_s, _a, ctx) => ctx.services.access.listUsers(requireUser(ctx)),
       roles: (_s, _a, ctx) => ctx.services.access.listRoles(requireUser(ctx)),
-      featureRoles: (_s, args, ctx) => ctx.services.access.featureRoles(requireUser(ctx), args.featureId),
+      featureRoles: (_s, args, ctx) => ctx.services.access.featureRoles(requireUser(ctx), argsFor('featureRoles', args).featureId),
     },
     Mutation: {
       createUser: (_s, args, ctx) => ctx.services.access.createUser(requireUser(ctx), argsFor('createUser', args)),
@@ -93,7 +93,7 @@ export const accessModule: GraphQLModule = {
       transferOwnership: (_s, args, ctx) => ctx.services.access.transferOwnership(requireUser(ctx), argsFor('transferOwnership', args)),
       createRole: (_s, args, ctx) => ctx.services.access.createRole(requireUser(ctx), argsFor('createRole', args)),
       updateRole: (_s, args, ctx) => ctx.services.access.updateRole(requireUser(ctx), argsFor('updateRole', args)),
-      deleteRole: (_s, args, ctx) => ctx.services.access.deleteRole(requireUser(ctx), args._id),
+      deleteRole: (_s, args, ctx) => ctx.services.access.deleteRole(requireUser(ctx), argsFor('deleteRole', args)._id),
       grantFeatureAccess: (_s, args, ctx) => ctx.services.access.grantFeatureAccess(requireUser(ctx), argsFor('grantFeatureAccess', args)),
       grantFeature: async (_s, args, ctx) => {
         const { roleIds, dataAccess } = await ctx.services.access.grantFeature(requireUser(ctx), argsFor('grantFeature', args));

@@ -1,5 +1,6 @@
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
+import { argsFor, graphqlArguments } from './operation-args.js';
 
 const typeDefs = /* GraphQL */ `
   "An entry of the application page's menu: a feature the signed-in user's role sees."
@@ -55,9 +56,9 @@ const typeDefs = /* GraphQL */ `
     "The application page of the signed-in user (any role)."
     appPage: AppPage!
     "The published version of a feature the signed-in user's role sees, compiled for the application page; null with a FORBIDDEN or NOT_FOUND error otherwise."
-    appFeature(_id: ID!): RunnableFeature
+    appFeature${graphqlArguments('appFeature')}: RunnableFeature
     "The current code of a feature (or customCode, not saved) compiled for the designer's preview (config:read)."
-    featurePreview(_id: ID!, customCode: String): RunnableFeature!
+    featurePreview${graphqlArguments('featurePreview')}: RunnableFeature!
   }
 `;
 
@@ -66,8 +67,11 @@ export const appPageModule: GraphQLModule = {
   resolvers: {
     Query: {
       appPage: (_s, _a, ctx) => ctx.services.appPage.page(requireUser(ctx)),
-      appFeature: (_s, args, ctx) => ctx.services.appPage.publishedFeature(requireUser(ctx), args._id),
-      featurePreview: (_s, args, ctx) => ctx.services.appPage.previewFeature(requireUser(ctx), args._id, args.customCode ?? undefined),
+      appFeature: (_s, args, ctx) => ctx.services.appPage.publishedFeature(requireUser(ctx), argsFor('appFeature', args)._id),
+      featurePreview: (_s, args, ctx) => {
+        const { _id, customCode } = argsFor('featurePreview', args);
+        return ctx.services.appPage.previewFeature(requireUser(ctx), _id, customCode);
+      },
     },
   },
 };

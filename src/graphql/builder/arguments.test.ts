@@ -42,26 +42,6 @@ const schema = buildBuilderSchema(builderModules);
 const roots = [schema.getQueryType(), schema.getMutationType()].filter((root): root is GraphQLObjectType => root !== null && root !== undefined);
 const rootFields = new Map(roots.flatMap((root) => Object.values(root.getFields()).map((field) => [field.name, { field }] as const)));
 
-/**
- * Builder root fields that take arguments and are not in BUILDER_ARGUMENTS: their resolvers pass
- * each argument on by position (an id, a code text) to a service that takes no input object.
- */
-const EXEMPT: Readonly<Record<string, string>> = {
-  featureRoles: 'featureId only: AccessService.featureRoles(principal, featureId)',
-  deleteRole: '_id only: AccessService.deleteRole(principal, roleId)',
-  appFeature: '_id only: AppPageService.publishedFeature(principal, featureRef)',
-  featurePreview: '_id and optional customCode by position: AppPageService.previewFeature(principal, featureRef, customCode)',
-  validateFeatureCode: 'code and optional featureId by position: FeatureService.validateCode(principal, code, featureRef)',
-  featureVersionDiff: '_id, from, to by position: FeatureService.versionDiff(principal, featureRef, from, to)',
-  feature: '_id only: FeatureService.getFeature(principal, featureId)',
-  featureVersions: '_id only: FeatureService.listFeatureVersions(principal, featureId)',
-  validateHookCode: 'content only: HookService.validateCode(principal, code)',
-  hook: '_id only: HookService.getHook(principal, hookId)',
-  table: '_id only: TableService.getTable(principal, tableId)',
-  mcpApiKeys: 'one flag, read as all === true: KeyService.listMcpApiKeys(principal, { all })',
-  revokeMcpApiKey: '_id only: KeyService.revokeMcpApiKey(principal, keyId)',
-};
-
 /** Positions, by `<field or input type>.<name>`, where GraphQL requires what the schema would accept missing. */
 const REQUIRED_IN_GRAPHQL_ONLY: Readonly<Record<string, string>> = {
   'AccessRuleInput.level':
@@ -205,10 +185,10 @@ describe('builder arguments and their schemas', () => {
     expect(`(${field.args.map((argument) => `${argument.name}: ${String(argument.type)}`).join(', ')})`).toBe(graphqlArguments(fieldName));
   });
 
-  it('every root field with arguments is in BUILDER_ARGUMENTS or exempt, not both', () => {
+  it('every root field with arguments has its input schema in BUILDER_ARGUMENTS, and every entry there is a root field', () => {
     const withArguments = [...rootFields.values()].filter(({ field }) => field.args.length > 0).map(({ field }) => field.name);
-    expect(withArguments.filter((name) => !(name in BUILDER_ARGUMENTS) && !(name in EXEMPT))).toEqual([]);
-    expect(Object.keys(EXEMPT).filter((name) => name in BUILDER_ARGUMENTS || !withArguments.includes(name))).toEqual([]);
+    expect(withArguments.filter((name) => !(name in BUILDER_ARGUMENTS))).toEqual([]);
+    expect(Object.keys(BUILDER_ARGUMENTS).filter((name) => !rootFields.has(name))).toEqual([]);
   });
 
   it('each exception names a registered field or an input type of the schema, and a key the schema has', () => {

@@ -97,14 +97,14 @@ const typeDefs = /* GraphQL */ `
     "The feature authoring guide with the application's tables (config:read)."
     featureAuthoringGuide: FeatureAuthoringGuide!
     "Checks feature code without saving or running it (config:read): syntax, imports, runtime rules, GraphQL documents. With featureId, also warns for each role that sees that feature but lacks data access its GraphQL documents need."
-    validateFeatureCode(customCode: String!, featureId: ID): CodeValidation!
+    validateFeatureCode${graphqlArguments('validateFeatureCode')}: CodeValidation!
     "The unified diff from one saved version of a feature to another."
-    featureVersionDiff(_id: ID!, from: Int!, to: Int!): String!
+    featureVersionDiff${graphqlArguments('featureVersionDiff')}: String!
     "Features whose name or _id contains query (case-insensitive), ordered by name."
     features${graphqlArguments('features')}: [Feature!]!
-    feature(_id: ID!): Feature
+    feature${graphqlArguments('feature')}: Feature
     "Saved versions of a feature, newest first."
-    featureVersions(_id: ID!): [FeatureVersion!]!
+    featureVersions${graphqlArguments('featureVersions')}: [FeatureVersion!]!
   }
 
   extend type Mutation {
@@ -122,11 +122,17 @@ export const featuresModule: GraphQLModule = {
   resolvers: {
     Query: {
       featureAuthoringGuide: (_s, _a, ctx) => guideWithTables(ctx),
-      validateFeatureCode: (_s, args, ctx) => ctx.services.features.validateCode(requireUser(ctx), args.customCode, args.featureId ?? undefined),
-      featureVersionDiff: (_s, args, ctx) => ctx.services.features.versionDiff(requireUser(ctx), args._id, args.from, args.to),
+      validateFeatureCode: (_s, args, ctx) => {
+        const { customCode, featureId } = argsFor('validateFeatureCode', args);
+        return ctx.services.features.validateCode(requireUser(ctx), customCode, featureId);
+      },
+      featureVersionDiff: (_s, args, ctx) => {
+        const { _id, from, to } = argsFor('featureVersionDiff', args);
+        return ctx.services.features.versionDiff(requireUser(ctx), _id, from, to);
+      },
       features: (_s, args, ctx) => ctx.services.features.listFeatures(requireUser(ctx), argsFor('features', args)),
-      feature: (_s, args, ctx) => ctx.services.features.getFeature(requireUser(ctx), args._id),
-      featureVersions: (_s, args, ctx) => ctx.services.features.listFeatureVersions(requireUser(ctx), args._id),
+      feature: (_s, args, ctx) => ctx.services.features.getFeature(requireUser(ctx), argsFor('feature', args)._id),
+      featureVersions: (_s, args, ctx) => ctx.services.features.listFeatureVersions(requireUser(ctx), argsFor('featureVersions', args)._id),
     },
     Mutation: {
       createFeature: (_s, args, ctx) => ctx.services.features.createFeature(requireUser(ctx), argsFor('createFeature', args)),

@@ -81,10 +81,10 @@ const typeDefs = /* GraphQL */ `
 
   extend type Query {
     "Checks hook code without saving or running it (config:read); warnings name unknown tables and environment variables."
-    validateHookCode(content: String!): CodeValidation!
+    validateHookCode${graphqlArguments('validateHookCode')}: CodeValidation!
     "Hooks, optionally of one type and/or one table, ordered by name."
     hooks${graphqlArguments('hooks')}: [Hook!]!
-    hook(_id: ID!): Hook
+    hook${graphqlArguments('hook')}: Hook
     "The run log of hooks, newest first: every failed run, a sample of the successful ones (TRELLIS_RUN_LOG_SAMPLES_PER_MINUTE per hook) and the latest run of each hook; every run is counted in hookRunStats."
     hookRuns${graphqlArguments('hookRuns')}: HookRunPage!
   }
@@ -105,9 +105,9 @@ export const hooksModule: GraphQLModule = {
   typeDefs,
   resolvers: {
     Query: {
-      validateHookCode: (_s, args, ctx) => ctx.services.hooks.validateCode(requireUser(ctx), args.content),
+      validateHookCode: (_s, args, ctx) => ctx.services.hooks.validateCode(requireUser(ctx), argsFor('validateHookCode', args).content),
       hooks: (_s, args, ctx) => ctx.services.hooks.listHooks(requireUser(ctx), argsFor('hooks', args)),
-      hook: (_s, args, ctx) => ctx.services.hooks.getHook(requireUser(ctx), args._id),
+      hook: (_s, args, ctx) => ctx.services.hooks.getHook(requireUser(ctx), argsFor('hook', args)._id),
       hookRuns: (_s, args, ctx) => ctx.services.hooks.listHookRuns(requireUser(ctx), argsFor('hookRuns', args)),
     },
     Hook: {

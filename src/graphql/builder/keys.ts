@@ -32,14 +32,14 @@ const typeDefs = /* GraphQL */ `
 
   extend type Query {
     "The signed-in user's MCP keys, newest first; with all: true, every key of the application (admin only), so that an admin can revoke any."
-    mcpApiKeys(all: Boolean): [McpApiKey!]!
+    mcpApiKeys${graphqlArguments('mcpApiKeys')}: [McpApiKey!]!
   }
 
   extend type Mutation {
     "Creates an MCP API key for the signed-in user (needs 'ai_designer'); expiresInDays is 1 to 365."
     createMcpApiKey${graphqlArguments('createMcpApiKey')}: CreatedMcpApiKey!
     "Revokes one of the signed-in user's keys (an admin may revoke any key)."
-    revokeMcpApiKey(_id: ID!): McpApiKey!
+    revokeMcpApiKey${graphqlArguments('revokeMcpApiKey')}: McpApiKey!
   }
 `;
 
@@ -57,11 +57,11 @@ export const keysModule: GraphQLModule = {
       },
     },
     Query: {
-      mcpApiKeys: (_s, args, ctx) => ctx.services.keys.listMcpApiKeys(requireUser(ctx), { all: args.all === true }),
+      mcpApiKeys: (_s, args, ctx) => ctx.services.keys.listMcpApiKeys(requireUser(ctx), { all: argsFor('mcpApiKeys', args).all === true }),
     },
     Mutation: {
       createMcpApiKey: (_s, args, ctx) => ctx.services.keys.createMcpApiKey(requireUser(ctx), argsFor('createMcpApiKey', args)),
-      revokeMcpApiKey: (_s, args, ctx) => ctx.services.keys.revokeMcpApiKey(requireUser(ctx), args._id),
+      revokeMcpApiKey: (_s, args, ctx) => ctx.services.keys.revokeMcpApiKey(requireUser(ctx), argsFor('revokeMcpApiKey', args)._id),
     },
   },
 };

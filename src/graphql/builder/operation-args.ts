@@ -1,13 +1,41 @@
 import { z } from 'zod';
-import { changePasswordInput, createRoleInput, createUserInput, grantFeatureAccessInput, transferOwnershipInput, updateRoleInput, updateUserInput } from '../../access/schema.js';
+import {
+  changePasswordInput,
+  createRoleInput,
+  createUserInput,
+  deleteRoleInput,
+  featureRolesInput,
+  grantFeatureAccessInput,
+  transferOwnershipInput,
+  updateRoleInput,
+  updateUserInput,
+} from '../../access/schema.js';
 import { updateSettingsInput } from '../../application/schema.js';
 import { listMcpAuditLogsInput } from '../../audit/schema.js';
 import { deleteEnvironmentVariableInput, setEnvironmentVariableInput } from '../../envvars/schema.js';
-import { createFeatureInput, deleteFeatureInput, listFeaturesInput, updateFeatureInput } from '../../features/schema.js';
+import {
+  createFeatureInput,
+  deleteFeatureInput,
+  featurePreviewInput,
+  featureRefInput,
+  featureVersionDiffInput,
+  listFeaturesInput,
+  updateFeatureInput,
+  validateFeatureCodeInput,
+} from '../../features/schema.js';
 import { hookRunStatsInput } from '../../hooks/run-stats.js';
-import { createHookInput, deleteHookInput, listHookRunsInput, listHooksInput, testWebhookInput, updateHookInput } from '../../hooks/schema.js';
+import {
+  createHookInput,
+  deleteHookInput,
+  hookRefInput,
+  listHookRunsInput,
+  listHooksInput,
+  testWebhookInput,
+  updateHookInput,
+  validateHookCodeInput,
+} from '../../hooks/schema.js';
 import { createIntegrationKeyInput, deleteIntegrationKeyInput } from '../../integrations/schema.js';
-import { createMcpApiKeyInput } from '../../keys/schema.js';
+import { createMcpApiKeyInput, listMcpApiKeysInput, revokeMcpApiKeyInput } from '../../keys/schema.js';
 import { deleteMenuInput, upsertMenuInput } from '../../menus/schema.js';
 import {
   addTableFieldInput,
@@ -16,6 +44,7 @@ import {
   deleteTableInput,
   fieldUsageInput,
   setTableAccessInput,
+  tableRefInput,
   updateTableFieldInput,
   updateTableInput,
 } from '../../tables/schema.js';
@@ -30,15 +59,20 @@ import { DOMAIN_ENUMS, DOMAIN_SCALARS } from '../closed-sets.js';
  */
 export const BUILDER_ARGUMENTS = {
   // access
+  featureRoles: featureRolesInput,
   createUser: createUserInput,
   changeMyPassword: changePasswordInput,
   updateUser: updateUserInput,
   transferOwnership: transferOwnershipInput,
   createRole: createRoleInput,
   updateRole: updateRoleInput,
+  deleteRole: deleteRoleInput,
   grantFeatureAccess: grantFeatureAccessInput,
   grantFeature: grantFeatureAccessInput,
   revokeFeatureAccess: grantFeatureAccessInput,
+  // app page
+  appFeature: featureRefInput,
+  featurePreview: featurePreviewInput,
   // application
   updateApplication: updateSettingsInput,
   // audit
@@ -47,12 +81,18 @@ export const BUILDER_ARGUMENTS = {
   setEnvironmentVariable: setEnvironmentVariableInput,
   deleteEnvironmentVariable: deleteEnvironmentVariableInput,
   // features
+  validateFeatureCode: validateFeatureCodeInput,
+  featureVersionDiff: featureVersionDiffInput,
   features: listFeaturesInput,
+  feature: featureRefInput,
+  featureVersions: featureRefInput,
   createFeature: createFeatureInput,
   updateFeature: updateFeatureInput,
   deleteFeature: deleteFeatureInput,
   // hooks
+  validateHookCode: validateHookCodeInput,
   hooks: listHooksInput,
+  hook: hookRefInput,
   hookRuns: listHookRunsInput,
   createHook: createHookInput,
   updateHook: updateHookInput,
@@ -62,13 +102,16 @@ export const BUILDER_ARGUMENTS = {
   createIntegrationKey: createIntegrationKeyInput,
   deleteIntegrationKey: deleteIntegrationKeyInput,
   // keys
+  mcpApiKeys: listMcpApiKeysInput,
   createMcpApiKey: createMcpApiKeyInput,
+  revokeMcpApiKey: revokeMcpApiKeyInput,
   // menus
   upsertMenu: upsertMenuInput,
   deleteMenu: deleteMenuInput,
   // run-stats
   hookRunStats: hookRunStatsInput,
   // tables
+  table: tableRefInput,
   fieldUsage: fieldUsageInput,
   createTable: createTableInput,
   updateTable: updateTableInput,

@@ -148,7 +148,7 @@ const typeDefs = /* GraphQL */ `
   extend type Query {
     "The application's tables."
     tables: [AppTable!]!
-    table(_id: ID!): AppTable
+    table${graphqlArguments('table')}: AppTable
     "Features, hooks and roles' rules that use a table's field (without field, the table): what a change or a deletion may break. Read from their code and rules, best-effort: names built at run time are not seen."
     fieldUsage${graphqlArguments('fieldUsage')}: [FieldUse!]!
   }
@@ -186,7 +186,7 @@ export const tablesModule: GraphQLModule = {
     },
     Query: {
       tables: (_s, _a, ctx) => ctx.services.tables.listTables(requireUser(ctx)),
-      table: (_s, args, ctx) => ctx.services.tables.getTable(requireUser(ctx), args._id),
+      table: (_s, args, ctx) => ctx.services.tables.getTable(requireUser(ctx), argsFor('table', args)._id),
       fieldUsage: (_s, args, ctx) => ctx.services.tables.fieldUsage(requireUser(ctx), argsFor('fieldUsage', args)),
     },
     Mutation: {

@@ -8,6 +8,7 @@ import {
   featureRefInput,
   listFeaturesInput,
   updateFeatureInput,
+  validateFeatureCodeInput,
   FEATURE_STATUSES,
 } from '../../features/schema.js';
 import { codeValidationOutput, diffOutput, featureOutput, findingOutput, plain } from './shared.js';
@@ -75,11 +76,7 @@ export const validateFeatureCodeTool = defineTool({
   title: 'Validate feature JSX',
   description:
     'Dry-run validation of a feature\'s JSX: syntax, allowed imports, runtime rules, and the GraphQL documents it passes to useQuery/useMutation/graphql checked against the application\'s current schema (create the tables first). Never executes the code. Warnings (fixed hex colours, Tailwind colour classes) are informational: use the theme variables from get_feature_authoring_guide instead.',
-  // The same argument name as create_feature and update_feature: what validates is what is saved.
-  input: z.object({
-    customCode: z.string().describe('The complete JSX source of the feature, as create_feature and update_feature take it'),
-    featureId: z.string().max(200, 'must be at most 200 characters').optional().describe("The feature the code is for (its _id or name): also warns for each role that sees it but may not do what the code's GraphQL documents need"),
-  }),
+  input: validateFeatureCodeInput,
   output: codeValidationOutput,
   annotations: READ,
   async run(services, principal, args) {

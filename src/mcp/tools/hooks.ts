@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { unifiedDiff } from '../../authoring/code-patches.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
-import { createHookInput, deleteHookInput, editHookCodeInput, hookRefInput, listHooksInput, updateHookInput } from '../../hooks/schema.js';
+import { createHookInput, deleteHookInput, editHookCodeInput, hookRefInput, listHooksInput, updateHookInput, validateHookCodeInput } from '../../hooks/schema.js';
 import { webhookUrl } from '../../runtime/webhooks.js';
 import { codeValidationOutput, diffOutput, hookOutput, plain } from './shared.js';
 
@@ -67,8 +67,7 @@ export const validateHookCodeTool = defineTool({
   title: 'Validate hook code',
   description:
     'Dry-run check of server-side hook code: syntax (strict mode, as the code runs), the single async function shape `async function (instance) { ... }`, forbidden constructs and size; warns about a db call on a table that does not exist and an env name that is not set. Never executes the code.',
-  // The same argument name as create_hook and update_hook: what validates is what is saved.
-  input: z.object({ content: z.string().describe('The complete hook code, as create_hook and update_hook take it') }),
+  input: validateHookCodeInput,
   output: codeValidationOutput,
   annotations: READ,
   async run(services, principal, args) {
