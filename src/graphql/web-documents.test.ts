@@ -59,6 +59,8 @@ interface Call {
   where: string;
   text: string | undefined;
   type?: string;
+  /** The call's type argument as written, when it has one (`T` where a wrapper passes its own on). */
+  typeArgument?: string;
 }
 
 /** What a source file of the pages holds: its documents, and the calls that send them. */
@@ -140,8 +142,9 @@ async function scan(file: string): Promise<Scanned> {
   const whereOf = (node: ts.Node) => `${relative(ROOT, file)}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
   const visit = (node: ts.Node) => {
     if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && ['run', 'graphql'].includes(node.expression.text) && node.arguments[0]) {
-      const type = node.typeArguments?.[0] && generatedTypeIn(node.typeArguments[0]);
-      calls.push({ where: whereOf(node), text: evaluate(node.arguments[0]), ...(type ? { type } : {}) });
+      const typeArgument = node.typeArguments?.[0];
+      const type = typeArgument && generatedTypeIn(typeArgument);
+      calls.push({ where: whereOf(node), text: evaluate(node.arguments[0]), ...(type ? { type } : {}), ...(typeArgument ? { typeArgument: typeArgument.getText() } : {}) });
     }
     const start = ts.isTemplateExpression(node) ? node.head.text : ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) ? node.text : undefined;
     if (start !== undefined && DOCUMENT.test(start) && !ts.isTemplateSpan(node.parent)) {
@@ -224,5 +227,12 @@ describe('the types of the web pages’ GraphQL answers', () => {
       return expected === type ? [] : [`${where}: ${type} types the document ${operation.name.value} (its answer is ${expected})`];
     });
     expect(mismatched).toEqual([]);
+  });
+
+  it('are the only answer types a call names: no run<{ … }>(…) written by hand beside them', async () => {
+    // A wrapper's own type parameter (`graphql<T>` inside run()) is passed on, not written; a document
+    // built at run time (BUILT_AT_RUN_TIME: a table's generated operations) has no generated type.
+    const handWritten = (await scanPages()).calls.filter((call) => call.typeArgument !== undefined && call.type === undefined && call.typeArgument !== 'T' && call.text !== undefined);
+    expect(handWritten.map(({ where, typeArgument }) => `${where}: ${typeArgument}`)).toEqual([]);
   });
 });

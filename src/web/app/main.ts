@@ -11,31 +11,23 @@ import '../shared/base.css';
 import './app.css';
 import { h } from '../shared/dom.js';
 import { mountFeatureFrame } from '../shared/frame-host.js';
+import type { AppFeatureQuery, AppPageQuery } from '../graphql-operations.js';
 import { featureQuery, TABLE_ACCESS_FIELDS, type FeatureParams, type FrameTableAccess } from '../shared/frame-protocol.js';
-import { graphql, graphqlAnswer, GraphQLRequestError, SessionExpiredError } from '../shared/graphql.js';
+import { graphql, graphqlAnswer, GraphQLRequestError, SessionExpiredError, stringRecordOf } from '../shared/graphql.js';
 import { loadSession } from '../shared/session.js';
 import { renderSignIn, signOutButton } from '../shared/sign-in.js';
 import { failureKind, failureTitle, loadFailure, type LoadFailure } from './load-failure.js';
 import { menuButton, type MenuButton } from './menu-button.js';
 
-interface AppPage {
-  name: string;
+/** The answer of AppPage, as the shell uses it. */
+interface AppPage extends Omit<AppPageQuery['appPage'], 'cssVariables' | 'user'> {
   cssVariables: Record<string, string>;
-  menus: { _id: string; name: string; entries: { label: string; featureId: string }[] }[];
-  features: { _id: string; name: string; description: string }[];
   /** With the user's table access (from `me`), which the frame's useCurrentUser().can reads. */
-  user: AppPageUser & { tableAccess: FrameTableAccess[] };
+  user: AppPageQuery['appPage']['user'] & { tableAccess: FrameTableAccess[] };
 }
 
-interface AppPageUser {
-  _id: string;
-  email: string;
-  name: string;
-  roleName: string;
-  isAdmin: boolean;
-}
-
-type AppPageAnswer = { appPage?: Omit<AppPage, 'user'> & { user: AppPageUser }; me?: { tableAccess: FrameTableAccess[] }; appFeature?: RunnableFeature | null };
+/** The answer of the first load: AppPage's fields, with AppFeature's on /app/feature/<id>; a part an error took the place of is missing. */
+type AppPageAnswer = Partial<AppPageQuery & AppFeatureQuery>;
 
 const APP_PAGE = `query AppPage { appPage { name cssVariables menus { _id name entries { label featureId } } features { _id name description } user { _id email name roleName isAdmin } } me { ${TABLE_ACCESS_FIELDS} } }`;
 const FEATURE_FIELDS = 'appFeature(_id: $id) { _id name script }';
@@ -43,7 +35,7 @@ const APP_FEATURE = `query AppFeature($id: ID!) { ${FEATURE_FIELDS} }`;
 /** The first load of /app/feature/<id>: the page and the feature in one request. */
 const APP_PAGE_AND_FEATURE = `query AppPageAndFeature($id: ID!) { ${APP_PAGE.slice('query AppPage { '.length, -2)} ${FEATURE_FIELDS} }`;
 
-type RunnableFeature = { _id: string; name: string; script: string };
+type RunnableFeature = NonNullable<AppFeatureQuery['appFeature']>;
 const ENDED = 'Your session has ended. Sign in again.';
 /** The page's name until the application's own is known. */
 const DEFAULT_TITLE = 'Application';
@@ -124,7 +116,7 @@ async function start() {
   const answer = graphqlAnswer<AppPageAnswer>(address ? APP_PAGE_AND_FEATURE : APP_PAGE, address ? { id: address.featureId } : {});
   const pageReady = answer.then(({ data, errors }): AppPage => {
     if (!data?.appPage || !data.me) throw new GraphQLRequestError(errors ?? [{ message: 'The application page could not be loaded' }], 200);
-    return { ...data.appPage, user: { ...data.appPage.user, tableAccess: data.me.tableAccess } };
+    return { ...data.appPage, cssVariables: stringRecordOf(data.appPage.cssVariables), user: { ...data.appPage.user, tableAccess: data.me.tableAccess } };
   });
   const featureReady = answer.then(({ data, errors }) => {
     if (data?.appFeature) return data.appFeature;
@@ -351,7 +343,12 @@ function showFeature(address: FeatureAddress, pageReady: Promise<AppPage>, prefe
     document.title = `${title.textContent} · ${page?.name ?? DEFAULT_TITLE}`;
   };
 
-  const loading = prefetched ?? graphql<{ appFeature: RunnableFeature }>(APP_FEATURE, { id: featureId }).then((data) => data.appFeature);
+  const loading =
+    prefetched ??
+    graphql<AppFeatureQuery>(APP_FEATURE, { id: featureId }).then(({ appFeature }) => {
+      if (!appFeature) throw new GraphQLRequestError([{ message: 'The page could not be loaded' }], 200);
+      return appFeature;
+    });
   // The frame loads while the code is requested; it renders once both are there.
   frame = mountFeatureFrame(area, {
     featureId,

@@ -2,16 +2,12 @@
 // which reports an ended session to the page (the page asks to sign in again and keeps its state).
 import { createContext, useCallback, useContext, useEffect, useRef, useState } from 'react';
 import { isUnreachable } from '../shared/connectivity.js';
+import type { MeQuery } from '../graphql-operations.js';
 import { graphql, GraphQLRequestError, SessionExpiredError } from '../shared/graphql.js';
 import { useRetryWhenServerBack } from './recovery.js';
 
-export interface Me {
-  _id: string;
-  email: string;
-  name: string;
-  roleName: string;
-  isOwner: boolean;
-}
+/** The signed-in user, as the shell's first query (Me) reads them. */
+export type Me = MeQuery['me'];
 
 export interface DesignerContextValue {
   me: Me;

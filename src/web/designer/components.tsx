@@ -205,8 +205,14 @@ export interface Finding {
   column?: number;
 }
 
+/** A validator's answer (CodeValidation's errors and warnings, JSON in the schema), as the pages read it. */
+export interface CodeFindings {
+  errors: Finding[];
+  warnings: Finding[];
+}
+
 /** What a code validator found, counted and listed (the editor shows the same findings inline). */
-export function Findings({ findings }: { findings: { errors: Finding[]; warnings: Finding[] } | null }) {
+export function Findings({ findings }: { findings: CodeFindings | null }) {
   if (!findings) return null;
   const { errors, warnings } = findings;
   if (!errors.length && !warnings.length) return <p className="muted" role="status">No problems found.</p>;

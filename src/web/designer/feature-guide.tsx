@@ -4,6 +4,7 @@
 // the builder GraphQL's featureAuthoringGuide, the guide agents read over MCP. Beside the editor on
 // a wide screen, a drawer over it on a narrow one.
 import { useEffect, useId, useRef, useState } from 'react';
+import type { FeatureGuideQuery } from '../graphql-operations.js';
 import type { AuthoringAssist, GuideComponent, GuideRuntimeExport, GuideTable } from './code-assist.js';
 import { SelectField } from './components.js';
 
@@ -20,14 +21,14 @@ export const FEATURE_GUIDE_QUERY = `query FeatureGuide { featureAuthoringGuide {
   tables { example table { name fields { name type required } operations { type input list get create update delete } } }
 } }`;
 
-interface GuideAnswer {
-  featureAuthoringGuide: Omit<FeatureGuideData, 'tables'> & { tables: { example: string; table: GuideTable }[] };
-}
-
-/** The answer of FEATURE_GUIDE_QUERY with each table's example beside its fields and operations. */
-export function guideFrom(answer: GuideAnswer): FeatureGuideData {
+/**
+ * The answer of FEATURE_GUIDE_QUERY with each table's example beside its fields and operations. The
+ * guide lists only tables that have generated operations; `operations` is nullable in the schema
+ * (AppTable's, for a table without them), so a table without is left out here too.
+ */
+export function guideFrom(answer: FeatureGuideQuery): FeatureGuideData {
   const { tables, ...guide } = answer.featureAuthoringGuide;
-  return { ...guide, tables: tables.map(({ example, table }) => ({ ...table, example })) };
+  return { ...guide, tables: tables.flatMap(({ example, table: { operations, ...table } }) => (operations ? [{ ...table, operations, example }] : [])) };
 }
 
 /** Below this width the guide is a drawer over the editor (designer.css says the same). */

@@ -5,17 +5,13 @@
 // page does not catch.
 import { useEffect, useId, useRef, useState } from 'react';
 import { mountFeatureFrame } from '../shared/frame-host.js';
-import { featureQuery, TABLE_ACCESS_FIELDS, type FeatureParams, type FrameTableAccess } from '../shared/frame-protocol.js';
+import type { PreviewQuery } from '../graphql-operations.js';
+import { stringRecordOf } from '../shared/graphql.js';
+import { featureQuery, TABLE_ACCESS_FIELDS, type FeatureParams } from '../shared/frame-protocol.js';
 import { errorMessage, useDesigner } from './api.js';
 import { ErrorText, Loading } from './components.js';
 
 const PREVIEW = `query Preview($id: ID!, $code: String) { featurePreview(_id: $id, customCode: $code) { _id name script } appPage { cssVariables user { _id email name roleName } } me { ${TABLE_ACCESS_FIELDS} } }`;
-
-interface PreviewAnswer {
-  featurePreview: { _id: string; name: string; script: string };
-  appPage: { cssVariables: Record<string, string>; user: { _id: string; email: string; name: string; roleName: string } };
-  me: { tableAccess: FrameTableAccess[] };
-}
 
 export type PreviewData = 'scratch' | 'real';
 
@@ -47,7 +43,7 @@ export function FeaturePreview({ featureId, code }: { featureId: string; code: s
     setPageErrors([]);
     setOpened(null);
     const report = (message: string) => live && setPageErrors((previous) => [...previous.slice(1 - SHOWN_ERRORS), message]);
-    run<PreviewAnswer>(PREVIEW, { id: featureId, code })
+    run<PreviewQuery>(PREVIEW, { id: featureId, code })
       .then(({ featurePreview, appPage, me }) => {
         if (!live || !host.current) return;
         setLoading(false);
@@ -55,7 +51,7 @@ export function FeaturePreview({ featureId, code }: { featureId: string; code: s
           featureId: featurePreview._id,
           params,
           scratch: data === 'scratch',
-          feature: { title: `Preview of ${featurePreview.name}`, script: featurePreview.script, user: { ...appPage.user, tableAccess: me.tableAccess }, cssVariables: appPage.cssVariables },
+          feature: { title: `Preview of ${featurePreview.name}`, script: featurePreview.script, user: { ...appPage.user, tableAccess: me.tableAccess }, cssVariables: stringRecordOf(appPage.cssVariables) },
           onFailed: report,
           onError: report,
           onNavigate: (target, targetParams) => live && setOpened(`/app/feature/${encodeURIComponent(target)}${featureQuery(targetParams)}`),

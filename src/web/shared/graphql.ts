@@ -65,3 +65,16 @@ export async function graphqlAnswer<T = Record<string, unknown>>(
   }
   return { data: body.data, status: response.status };
 }
+
+/**
+ * A JSON value of an answer (the schema's JSON scalar, typed unknown in graphql-operations.ts) read
+ * as names and texts: the entries of an object whose value is a string. The server sends only such
+ * objects where the pages read them (the theme's CSS variables, colours and shell variables); any
+ * other entry is dropped rather than passed on.
+ *
+ * @example stringRecordOf({ '--primary': '#2563eb', count: 3 }) // { '--primary': '#2563eb' }
+ */
+export function stringRecordOf(json: unknown): Record<string, string> {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return {};
+  return Object.fromEntries(Object.entries(json).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+}

@@ -3,9 +3,9 @@
 // and a preview of the code in the editor on scratch or real data.
 import { Suspense, useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import type { CreateFeatureMutation, FeatureQuery, FeatureVersionDiffQuery, FeatureVersionsQuery, FeaturesQuery, UpdateFeatureCodeMutation, UpdateFeatureMutation } from '../../graphql-operations.js';
+import type { CreateFeatureMutation, FeatureGuideQuery, FeatureQuery, FeatureVersionDiffQuery, FeatureVersionsQuery, FeaturesQuery, UpdateFeatureCodeMutation, UpdateFeatureMutation, ValidateFeatureCodeQuery } from '../../graphql-operations.js';
 import { CodePlaceholder, ConfirmButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField, useDisclosure } from '../components.js';
-import type { Finding } from '../components.js';
+import type { CodeFindings } from '../components.js';
 import { FEATURE_GUIDE_QUERY, FeatureGuide, guideFrom, useGuideIsDrawer } from '../feature-guide.js';
 import { LoadBoundary, retryableLazy } from '../recovery.js';
 import { forgetUnsaved, navigate, useUnsavedChanges } from '../routes.js';
@@ -108,13 +108,13 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
   const { run, permissions, toast } = useDesigner();
   const loaded = useLoad(() => run<FeatureQuery>(`query Feature($id: ID!) { feature(_id: $id) { ${FEATURE_FIELDS} } }`, { id }), [id]);
   const [draft, setDraft] = useState<{ name: string; description: string; code: string } | null>(null);
-  const [findings, setFindings] = useState<{ errors: Finding[]; warnings: Finding[] } | null>(null);
+  const [findings, setFindings] = useState<CodeFindings | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [saving, setSaving] = useState(false);
   const [previewCode, setPreviewCode] = useState<string | null>(null);
   const [versionsTick, setVersionsTick] = useState(0);
-  const guide = useLoad(() => run(FEATURE_GUIDE_QUERY).then(guideFrom), []);
+  const guide = useLoad(() => run<FeatureGuideQuery>(FEATURE_GUIDE_QUERY).then(guideFrom), []);
   const drawer = useGuideIsDrawer();
   const [guideOpen, setGuideOpen] = useState(() => !drawer);
   const guideId = useId();
@@ -135,7 +135,7 @@ function FeatureEditor({ id, onChanged }: { id: string; onChanged: () => void })
 
   const validate = useCallback(
     async (code: string) => {
-      const { validateFeatureCode } = await run<{ validateFeatureCode: { errors: Finding[]; warnings: Finding[] } }>(`query ValidateFeatureCode($code: String!) { validateFeatureCode(customCode: $code) { errors warnings } }`, { code });
+      const { validateFeatureCode } = await run<Omit<ValidateFeatureCodeQuery, 'validateFeatureCode'> & { validateFeatureCode: CodeFindings }>(`query ValidateFeatureCode($code: String!) { validateFeatureCode(customCode: $code) { errors warnings } }`, { code });
       setFindings(validateFeatureCode);
       return validateFeatureCode;
     },

@@ -3,9 +3,9 @@
 // hook, newest first, paged, with the status each webhook run answered.
 import { Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
-import type { CreateHookMutation, HookQuery, HookRunsQuery, HooksQuery, SigningVariablesQuery, TestWebhookMutation, UpdateHookCodeMutation } from '../../graphql-operations.js';
+import type { CreateHookMutation, HookQuery, HookRunsQuery, HooksQuery, SigningVariablesQuery, TestWebhookMutation, UpdateHookCodeMutation, ValidateHookCodeQuery } from '../../graphql-operations.js';
 import { CodePlaceholder, ConfirmButton, CopyButton, ErrorText, Findings, formatTime, ItemList, Loading, SectionHeader, SelectField, TextField, useDisclosure } from '../components.js';
-import type { Finding } from '../components.js';
+import type { CodeFindings } from '../components.js';
 import { LoadBoundary, retryableLazy } from '../recovery.js';
 import { forgetUnsaved, navigate, useUnsavedChanges } from '../routes.js';
 import HookRunCharts from './hook-charts.js';
@@ -119,7 +119,7 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
   const { run, permissions, toast } = useDesigner();
   const loaded = useLoad(() => run<HookQuery>(`query Hook($id: ID!) { hook(_id: $id) { ${HOOK_FIELDS} } }`, { id }), [id]);
   const [code, setCode] = useState<string | null>(null);
-  const [findings, setFindings] = useState<{ errors: Finding[]; warnings: Finding[] } | null>(null);
+  const [findings, setFindings] = useState<CodeFindings | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
   const [runsTick, setRunsTick] = useState(0);
@@ -131,7 +131,7 @@ function HookEditor({ id, tables, onChanged }: { id: string; tables: { _id: stri
   }, [hook, code]);
   const validate = useCallback(
     async (content: string) => {
-      const { validateHookCode } = await run<{ validateHookCode: { errors: Finding[]; warnings: Finding[] } }>(`query ValidateHookCode($content: String!) { validateHookCode(content: $content) { errors warnings } }`, { content });
+      const { validateHookCode } = await run<Omit<ValidateHookCodeQuery, 'validateHookCode'> & { validateHookCode: CodeFindings }>(`query ValidateHookCode($content: String!) { validateHookCode(content: $content) { errors warnings } }`, { content });
       setFindings(validateHookCode);
       return validateHookCode;
     },

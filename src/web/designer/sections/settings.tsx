@@ -1,15 +1,14 @@
 // Settings (admin only): the application's name, the browser origins allowed to call it, the
 // theme that features and the application shell are drawn with, previewed live, and the storage.
 import { useState, type CSSProperties, type FormEvent } from 'react';
+import type { ApplicationQuery, UpdateApplicationMutation } from '../../graphql-operations.js';
+import { stringRecordOf } from '../../shared/graphql.js';
 import { errorMessage, fieldErrors, useDesigner, useLoad } from '../api.js';
 import { ErrorText, Loading, SectionHeader, TextField } from '../components.js';
 import StorageStatsPanel from './storage.js';
 
-interface Application {
-  name: string;
-  corsOrigins: string[];
-  theme: { colors: Record<string, string>; shell: Record<string, string> };
-}
+/** The application's settings, as Application and UpdateApplication answer them. */
+type Application = ApplicationQuery['application'];
 
 interface Draft {
   name: string;
@@ -31,7 +30,7 @@ function colorVariable(name: string): string {
 const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
 
 function toDraft(application: Application): Draft {
-  return { name: application.name, origins: application.corsOrigins.join('\n'), colors: { ...application.theme.colors }, shell: { ...application.theme.shell } };
+  return { name: application.name, origins: application.corsOrigins.join('\n'), colors: stringRecordOf(application.theme.colors), shell: stringRecordOf(application.theme.shell) };
 }
 
 function originsOf(text: string): string[] {
@@ -54,7 +53,7 @@ function originsError(errors: Record<string, string>, origins: string[]): string
 
 export default function SettingsSection(_props: { id?: string }) {
   const { run } = useDesigner();
-  const { data, error, loading, reload } = useLoad(() => run<{ application: Application }>(LOAD), []);
+  const { data, error, loading, reload } = useLoad(() => run<ApplicationQuery>(LOAD), []);
   if (!data) return loading ? <Loading /> : <ErrorText error={error} onRetry={reload} />;
   return (
     <div className="stack">
@@ -78,7 +77,7 @@ function SettingsForm({ application }: { application: Application }) {
     setError(null);
     setBusy(true);
     try {
-      const { updateApplication } = await run<{ updateApplication: Application }>(UPDATE, {
+      const { updateApplication } = await run<UpdateApplicationMutation>(UPDATE, {
         name: draft.name.trim(),
         corsOrigins: originsOf(draft.origins),
         themeColors: draft.colors,

@@ -5,7 +5,7 @@
 import { useId, useState, type FormEvent } from 'react';
 import { GraphQLRequestError } from '../../shared/graphql.js';
 import { errorMessage, useDesigner, useLoad } from '../api.js';
-import type { TableAccessQuery } from '../../graphql-operations.js';
+import type { SetTableAccessMutation, TableAccessQuery } from '../../graphql-operations.js';
 import { ErrorText, Loading } from '../components.js';
 import { ACCESS_LEVELS, ACTION_LABELS, LEVEL_LABELS, TABLE_ACCESS_SELECTION, TABLE_ACTIONS, isAdminRole, type AccessLevel, type TableAccess, type TableAction } from '../data-access.js';
 
@@ -170,7 +170,7 @@ function AccessForm({ table, access, adminRoles }: { table: AccessTable; access:
         continue;
       }
       try {
-        const { setTableAccess } = await run<{ setTableAccess: TableAccess }>(SAVE, { tableId: table._id, roleId: entry.roleId, access: input });
+        const { setTableAccess } = await run<Omit<SetTableAccessMutation, 'setTableAccess'> & { setTableAccess: TableAccess }>(SAVE, { tableId: table._id, roleId: entry.roleId, access: input });
         const stored = draftOf(setTableAccess);
         setSaved((current) => ({ ...current, [entry.roleId]: stored }));
         setDrafts((current) => ({ ...current, [entry.roleId]: stored }));
