@@ -66,7 +66,7 @@ export interface Table {
   name: string;
   description: string;
   fields: Field[];
-  /** Every non-admin role's data-access rules (D32); read where asked (getTable, GraphQL's `access`). */
+  /** Every non-admin role's data-access rules (D32): in the answer of getTable and of every write of a table; not in listTables (GraphQL's `access` reads them where asked). */
   access?: TableAccess[];
   createdAt: Date;
   updatedAt: Date;
@@ -261,7 +261,7 @@ export class TableService {
         resourceId: table.id,
         details: { name: table.name, field: auditField(field) },
       });
-      return toTable((await loadTableSchema(trx, table.id, 'id'))!);
+      return this.tableWithAccess(trx, table.id);
     });
   }
 
@@ -306,7 +306,7 @@ export class TableService {
         resourceId: table.id,
         details: { name: table.name, field: data.name ?? field.name, fieldId: field.id, changes: auditedChanges(changes) },
       });
-      return toTable((await loadTableSchema(trx, table.id, 'id'))!);
+      return this.tableWithAccess(trx, table.id);
     });
   }
 
@@ -333,7 +333,7 @@ export class TableService {
         resourceId: table.id,
         details: { name: table.name, field: { name: field.name, type: field.type, required: field.required, unique: field.unique }, valuesDeleted: values },
       });
-      return toTable((await loadTableSchema(trx, table.id, 'id'))!);
+      return this.tableWithAccess(trx, table.id);
     });
   }
 

@@ -382,9 +382,12 @@ describe('table, menu, role and environment tools', () => {
     const created = structured(await callOk(client, 'create_table', { name: 'Orders', fields: [{ name: 'title', type: 'text', required: true }] }));
     const tableId = created.entity._id;
     await callOk(client, 'update_table', { _id: tableId, description: 'Customer orders' });
-    await callOk(client, 'add_table_field', { tableId, field: { name: 'due', type: 'date' } });
+    const added = structured(await callOk(client, 'add_table_field', { tableId, field: { name: 'due', type: 'date' } })).entity;
     const entity = structured(await callOk(client, 'get_entity_details', { _id: tableId })).entity;
     expect(entity).toMatchObject({ name: 'Orders', description: 'Customer orders' });
+    // Every answer of a table carries its roles' rules, as its output schema says: a write's too.
+    for (const answer of [created.entity, added]) expect(answer.access).toEqual(entity.access);
+    expect(entity.access.length).toBeGreaterThan(0);
     expect(entity.fields.map((f: { name: string; type: string }) => [f.name, f.type])).toEqual([['title', 'text'], ['due', 'date']]);
     const actions = await db().selectFrom('audit_events').select(['action', 'actor_id']).where('resource_id', '=', tableId).orderBy('id').execute();
     expect(actions).toHaveLength(3);

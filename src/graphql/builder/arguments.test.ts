@@ -7,13 +7,15 @@ import {
   GraphQLObjectType,
   GraphQLScalarType,
   getNullableType,
-  type GraphQLInputType,
+  type GraphQLField,
+  type GraphQLType,
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DOMAIN_ENUMS, DOMAIN_SCALARS } from '../closed-sets.js';
 import { buildBuilderSchema } from '../schema.js';
 import { builderModules } from './index.js';
+import { codeValidationOutput, entityOutput, featureOutput, hookOutput, menuOutput, roleOutput } from '../../mcp/tools/shared.js';
 import { BUILDER_ARGUMENTS, graphqlArguments, graphqlInput, NOT_IN_GRAPHQL, schemaDescription, type BuilderArgumentsField } from './operation-args.js';
 
 // Each builder root field in BUILDER_ARGUMENTS hands its arguments, top-level nulls removed, to a
@@ -53,6 +55,44 @@ const ENUM_SPELLINGS: Readonly<Record<string, (value: string) => string>> = {
   AccessLevel: (value) => value.toUpperCase(), // MCP and the CLI write levels in any letter case ('all', 'own')
 };
 
+/**
+ * The answers go the other way: each MCP tool's output schema for a record and the builder type
+ * that answers the same record, by type name. Every key of the schema is a field of the type, of
+ * the same kind, nullable exactly where the schema lets it be null or missing, with one text where
+ * both describe it; the type may have more (code, URLs, counts, resolved on demand).
+ */
+const OUTPUT_TYPES: Readonly<Record<string, z.ZodObject>> = {
+  Feature: featureOutput,
+  Hook: hookOutput,
+  AppTable: entityOutput,
+  Menu: menuOutput,
+  Role: roleOutput,
+  CodeValidation: codeValidationOutput,
+};
+
+/** What differs between the fields of an output type and the keys of the output schema `object`. */
+function outputProblems(type: GraphQLObjectType, object: z.ZodObject): string[] {
+  const fields = type.getFields();
+  const problems: string[] = [];
+  for (const [key, zod] of Object.entries(object.shape as Record<string, z.ZodType>)) {
+    const where = `${type.name}.${key}`;
+    const field: GraphQLField<unknown, unknown> | undefined = fields[key];
+    if (!field) {
+      problems.push(`${where}: in MCP's output, not in GraphQL`);
+      continue;
+    }
+    const nullable = !(field.type instanceof GraphQLNonNull);
+    const missing = zod.safeParse(null).success || zod.safeParse(undefined).success;
+    if (nullable && !missing) problems.push(`${where}: nullable in GraphQL but never null in MCP's output`);
+    if (!nullable && missing) problems.push(`${where}: non-null in GraphQL but null or missing in MCP's output`);
+    // Where both describe the field, one text (a value type's own, such as the ISO time of a date, the GraphQL scalar says).
+    const text = schemaDescription(zod);
+    if (text && field.description && field.description !== text) problems.push(`${where}: described ${JSON.stringify(field.description ?? null)} in GraphQL, ${JSON.stringify(text)} in MCP`);
+    problems.push(...kindProblems(where, getNullableType(field.type), zod));
+  }
+  return problems;
+}
+
 /** The schemas a value may be, wrappers looked through: one, or a union's branches. */
 function alternatives(zod: z.ZodType): z.ZodType[] {
   if (zod instanceof z.ZodOptional || zod instanceof z.ZodNullable || zod instanceof z.ZodDefault || zod instanceof z.ZodPrefault) return alternatives(zod.unwrap() as z.ZodType);
@@ -75,10 +115,11 @@ function sameValues(a: Iterable<unknown>, b: Iterable<unknown>): boolean {
 }
 
 /** What is wrong with `zod` as the schema of a value of (nullable) GraphQL type `type` at `where`. */
-function kindProblems(where: string, type: GraphQLInputType, zod: z.ZodType): string[] {
+function kindProblems(where: string, type: GraphQLType, zod: z.ZodType): string[] {
   // A union's branches of the GraphQL type's shape (an object for an input object) first: their problems say more.
+  const isObject = type instanceof GraphQLInputObjectType || type instanceof GraphQLObjectType;
   const shaped = (candidate: z.ZodType) =>
-    type instanceof GraphQLList ? candidate instanceof z.ZodArray : type instanceof GraphQLInputObjectType ? candidate instanceof z.ZodObject : !(candidate instanceof z.ZodArray || candidate instanceof z.ZodObject);
+    type instanceof GraphQLList ? candidate instanceof z.ZodArray : isObject ? candidate instanceof z.ZodObject : !(candidate instanceof z.ZodArray || candidate instanceof z.ZodObject);
   const candidates = alternatives(zod).sort((a, b) => Number(shaped(b)) - Number(shaped(a)));
   let best: string[] | undefined;
   for (const candidate of candidates) {
@@ -89,12 +130,12 @@ function kindProblems(where: string, type: GraphQLInputType, zod: z.ZodType): st
   return best ?? [`${where}: no schema`];
 }
 
-function candidateProblems(where: string, type: GraphQLInputType, zod: z.ZodType): string[] {
+function candidateProblems(where: string, type: GraphQLType, zod: z.ZodType): string[] {
   const kind = zod.constructor.name;
   const mismatch = (expected: string) => [`${where}: GraphQL ${String(type)} but the schema is ${kind} (expected ${expected})`];
   if (type instanceof GraphQLList) {
     if (!(zod instanceof z.ZodArray)) return mismatch('an array');
-    const item = type.ofType as GraphQLInputType;
+    const item = type.ofType as GraphQLType;
     const element = zod.element as z.ZodType;
     const problems: string[] = [];
     if (!(item instanceof GraphQLNonNull) && !element.safeParse(null).success) problems.push(`${where}[]: items are nullable in GraphQL but the schema refuses null`);
@@ -103,6 +144,10 @@ function candidateProblems(where: string, type: GraphQLInputType, zod: z.ZodType
   if (type instanceof GraphQLInputObjectType) {
     if (!(zod instanceof z.ZodObject)) return mismatch('an object');
     return fieldsProblems(type.name, Object.values(type.getFields()), zod, false);
+  }
+  if (type instanceof GraphQLObjectType) {
+    if (!(zod instanceof z.ZodObject)) return mismatch('an object');
+    return outputProblems(type, zod);
   }
   if (type instanceof GraphQLEnumType) {
     if (!(zod instanceof z.ZodEnum)) return mismatch(`z.enum of ${type.name}`);
@@ -145,7 +190,7 @@ function candidateProblems(where: string, type: GraphQLInputType, zod: z.ZodType
  * What differs between GraphQL arguments or input fields of `owner` (a root field or an input
  * type) and the keys of `object`. `topLevel`: arguments of a root field, whose nulls argsFor removes.
  */
-function fieldsProblems(owner: string, fields: readonly { name: string; type: GraphQLInputType }[], object: z.ZodObject, topLevel: boolean): string[] {
+function fieldsProblems(owner: string, fields: readonly { name: string; type: GraphQLType }[], object: z.ZodObject, topLevel: boolean): string[] {
   const shape = object.shape as Record<string, z.ZodType>;
   const problems: string[] = [];
   for (const key of Object.keys(shape)) {
@@ -208,6 +253,12 @@ describe('builder arguments and their schemas', () => {
     }
     for (const name of Object.keys(ENUM_SPELLINGS)) expect(schema.getType(name), name).toBeInstanceOf(GraphQLEnumType);
     for (const name of Object.keys(DOMAIN_ENUMS)) expect(ENUM_SPELLINGS[name], `${name} is a closed set: one spelling`).toBeUndefined();
+  });
+
+  it.each(Object.entries(OUTPUT_TYPES))("%s answers what MCP's output schema for it says, described alike", (typeName, object) => {
+    const type = schema.getType(typeName);
+    expect(type).toBeInstanceOf(GraphQLObjectType);
+    expect([...new Set(outputProblems(type as GraphQLObjectType, object))]).toEqual([]);
   });
 
   it("describes each argument with its key's description in the input schema, the text MCP's tools/list shows", () => {

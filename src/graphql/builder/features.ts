@@ -14,13 +14,13 @@ const typeDefs = /* GraphQL */ `
     "draft or published"
     status: FeatureStatus!
     version: Int!
-    "The version the application shows; null until first published."
+    "The version the application page runs; null while never published"
     publishedVersion: Int
     createdBy: ID
     updatedBy: ID
     createdAt: DateTime!
     updatedAt: DateTime!
-    "Ids of the roles that see the feature."
+    "The ids of the roles that see the feature"
     roleIds: [ID!]!
     "Only on the answer of createFeature and updateFeature: what the code validator warned about ({ code, message, line, column }); warnings never block a save."
     warnings: [JSON!]

@@ -13,7 +13,7 @@ const typeDefs = /* GraphQL */ `
     unique: Boolean!
     "The table a reference or multi-reference field points at."
     referenceTableId: ID
-    "What people read for the field, e.g. 'Due date' for dueDate; empty: the name."
+    "What people read for the field, e.g. 'Due date' for dueDate; empty: its name"
     label: String!
     description: String!
   }
@@ -133,7 +133,7 @@ const typeDefs = /* GraphQL */ `
     description: String!
     "Fields in position order."
     fields: [AppField!]!
-    "Every non-admin role's rules on the records (NONE where none are set)."
+    "Per non-admin role: what it may read, create, update and delete of the records (NONE where no rule is set); admins reach every record"
     access: [TableAccess!]!
     "The generated GraphQL operations of the table's records."
     operations: RecordOperations

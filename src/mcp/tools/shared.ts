@@ -56,7 +56,7 @@ export const featureOutput = z.object({
   updatedBy: userRef,
   createdAt: isoTime,
   updatedAt: isoTime,
-  roleIds: z.array(z.string()).describe('The roles that see the feature'),
+  roleIds: z.array(z.string()).describe('The ids of the roles that see the feature'),
 });
 
 export const hookOutput = z.object({
@@ -98,11 +98,11 @@ export const entityOutput = z.object({
       required: z.boolean(),
       unique: z.boolean(),
       referenceTableId: z.string().nullable(),
-      label: z.string().describe("What people read for the field; empty: its name"),
+      label: z.string().describe("What people read for the field, e.g. 'Due date' for dueDate; empty: its name"),
       description: z.string(),
     }),
   ),
-  access: z.array(tableAccessOutput).optional().describe('Per non-admin role: what it may read, create, update and delete of the records; admins reach every record'),
+  access: z.array(tableAccessOutput).describe('Per non-admin role: what it may read, create, update and delete of the records (NONE where no rule is set); admins reach every record'),
   createdAt: isoTime,
   updatedAt: isoTime,
 });
