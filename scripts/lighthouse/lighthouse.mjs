@@ -9,22 +9,32 @@
 //   npm run lighthouse
 //   LIGHTHOUSE_RUNS=1 LIGHTHOUSE_PAGES=sign-in,app npm run lighthouse
 //
+// Lighthouse has its own manifest and lockfile beside this script (156 packages the project's own
+// install, which CI runs each time, need not fetch): the first run installs them with `npm ci`.
+//
 // The signed-in pages read the session from localStorage (src/web/shared/session.ts), which
 // Lighthouse's storage reset leaves in place: it is stored once in the browser's profile.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import lighthouse, { desktopConfig } from 'lighthouse';
 import { chromium } from 'playwright-core';
-import { atCleanup, cleanup, tempFolder } from '../bench/lib/processes.mjs';
-import { OWNER_EMAIL, startTrellis } from '../bench/lib/trellis.mjs';
+import { atCleanup, cleanup, tempFolder } from '../../bench/lib/processes.mjs';
+import { OWNER_EMAIL, startTrellis } from '../../bench/lib/trellis.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+if (!existsSync(join(HERE, 'node_modules', 'lighthouse', 'package.json'))) {
+  console.error('Installing Lighthouse (scripts/lighthouse/package-lock.json), once…');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: HERE, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+const { default: lighthouse, desktopConfig } = await import('lighthouse');
 
 const RUNS = Number(process.env.LIGHTHOUSE_RUNS ?? 5);
 const CHROMIUM = process.env.TRELLIS_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const RECORDS = 200;
 const CATEGORIES = ['performance', 'accessibility', 'best-practices'];
 const FORM_FACTORS = { mobile: undefined, desktop: desktopConfig };
-const RESULTS = join(dirname(fileURLToPath(import.meta.url)), '..', '.ci-results', 'lighthouse.json');
+const RESULTS = join(HERE, '..', '..', '.ci-results', 'lighthouse.json');
 
 const FEATURE = `import { useQuery } from '@trellis/runtime';
 import { Heading, Table, Text } from '@trellis/ui';
