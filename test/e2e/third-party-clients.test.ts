@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMCPClient } from '@ai-sdk/mcp';
 import { ApolloClient, CombinedGraphQLErrors, HttpLink, InMemoryCache, gql as apolloGql } from '@apollo/client';
-import { generate } from '@graphql-codegen/cli';
+import { codegen } from '@graphql-codegen/core';
+import * as typescriptOperations from '@graphql-codegen/typescript-operations';
+import { loadSchema } from '@graphql-tools/load';
+import { UrlLoader } from '@graphql-tools/url-loader';
+import { printSchemaWithDirectives } from '@graphql-tools/utils';
+import { buildSchema, lexicographicSortSchema, parse, printSchema } from 'graphql';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -19,7 +24,9 @@ import { login, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Issue 23's "done when": the clients people bring, none written here, against one started server.
- * GraphQL: graphql-request, Apollo Client 4 and GraphQL Code Generator (typed enums that compile).
+ * GraphQL: graphql-request, Apollo Client 4 and GraphQL Code Generator (its typescript-operations
+ * plugin on the schema GraphQL Tools' URL loader introspects, as `graphql-codegen` does: typed enums
+ * that compile).
  * MCP: the official SDK's v1 and v2 clients, the AI SDK's MCP client and LangChain's adapters. Each
  * call is answered as the client expects, and each error reaches the client as an error with the
  * server's message.
@@ -178,17 +185,17 @@ describe('GraphQL Code Generator', () => {
 
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'trellis-codegen-'));
-    writeFileSync(join(folder, 'operations.graphql'), OPERATIONS);
-    const outputs = await generate(
-      {
-        schema: [{ [graphqlUrl]: { headers: { Authorization: `Bearer ${session}` } } }],
-        documents: [join(folder, 'operations.graphql')],
-        generates: { [join(folder, 'generated.ts')]: { plugins: ['typescript-operations'] } },
-        silent: true,
-      },
-      false,
-    );
-    generated = (outputs as { filename: string; content: string }[])[0]!.content;
+    // What `graphql-codegen` does with a URL: the schema introspected by GraphQL Tools' URL loader
+    // (with the session's header), sorted, and the typescript-operations plugin on the documents.
+    const schema = await loadSchema(graphqlUrl, { loaders: [new UrlLoader()], headers: { Authorization: `Bearer ${session}` } });
+    generated = await codegen({
+      filename: 'generated.ts',
+      schema: parse(printSchema(lexicographicSortSchema(buildSchema(printSchemaWithDirectives(schema))))),
+      documents: [{ location: 'operations.graphql', document: parse(OPERATIONS) }],
+      plugins: [{ 'typescript-operations': {} }],
+      pluginMap: { 'typescript-operations': typescriptOperations },
+      config: {},
+    });
   });
 
   afterAll(() => {
