@@ -87,7 +87,7 @@ function outputProblems(type: GraphQLObjectType, object: z.ZodObject): string[] 
     if (!nullable && missing) problems.push(`${where}: non-null in GraphQL but null or missing in MCP's output`);
     // Where both describe the field, one text (a value type's own, such as the ISO time of a date, the GraphQL scalar says).
     const text = schemaDescription(zod);
-    if (text && field.description && field.description !== text) problems.push(`${where}: described ${JSON.stringify(field.description ?? null)} in GraphQL, ${JSON.stringify(text)} in MCP`);
+    if (text && field.description && field.description !== text) problems.push(`${where}: described ${JSON.stringify(field.description)} in GraphQL, ${JSON.stringify(text)} in MCP`);
     problems.push(...kindProblems(where, getNullableType(field.type), zod));
   }
   return problems;
@@ -298,6 +298,23 @@ describe('builder arguments and their schemas', () => {
     expect((schema.getType('WebhookSigningInput') as GraphQLInputObjectType).description).toMatch(/^Sign the test run's body/);
     expect(graphqlInput('MenuEntryInput')).toBe('input MenuEntryInput {\n    label: String!\n    "/feature/<feature_id> of an existing feature"\n    path: String!\n  }');
     expect(() => graphqlInput('NoSuchInput')).toThrow(/OBJECT_ARGUMENTS names no position/);
+  });
+
+  it("finds a key of MCP's output GraphQL lacks, a changed kind, a changed nullability and a second text", () => {
+    const probe = buildBuilderSchema([...builderModules, { typeDefs: 'type OutputProbe { _id: ID!, count: Int, "Draft or published" status: FeatureStatus! }', resolvers: {} }]);
+    const type = probe.getType('OutputProbe') as GraphQLObjectType;
+    const output = (shape: z.ZodRawShape) => outputProblems(type, z.object(shape));
+    expect(output({ _id: z.string(), count: z.number().int().nullable(), status: z.enum(['draft', 'published']) })).toEqual([]);
+    expect(output({ _id: z.string(), count: z.number().int(), status: z.enum(['draft', 'published']).describe('The status'), extra: z.string() })).toEqual([
+      'OutputProbe.count: nullable in GraphQL but never null in MCP\'s output',
+      'OutputProbe.status: described "Draft or published" in GraphQL, "The status" in MCP',
+      "OutputProbe.extra: in MCP's output, not in GraphQL",
+    ]);
+    expect(output({ _id: z.string().optional(), count: z.string().nullable(), status: z.enum(['draft']) })).toEqual([
+      "OutputProbe._id: non-null in GraphQL but null or missing in MCP's output",
+      'OutputProbe.count: GraphQL Int but the schema is ZodString (expected an integer number)',
+      "OutputProbe.status: GraphQL enum FeatureStatus is draft, published but the schema's is draft",
+    ]);
   });
 
   it('finds a renamed argument, a changed kind and a changed nullability', () => {
