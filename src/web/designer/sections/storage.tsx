@@ -1,6 +1,7 @@
 // Settings › Storage (admins): what the database holds, as `trellis db stats` prints it: its size
 // (and the embedded data folder's), what the run log, its aggregates and the MCP audit keep and for
-// how long, and each table and index, largest first.
+// how long, and each table and index, largest first (the largest tables at first, every one on demand).
+import { useState } from 'react';
 import { useDesigner, useLoad } from '../api.js';
 import type { StorageStatsQuery } from '../../graphql-operations.js';
 import { ErrorText, formatTime, Loading } from '../components.js';
@@ -29,6 +30,9 @@ export function formatBytes(bytes: number): string {
   return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
+/** Tables listed before "Show all": the largest, where the space is; every table on demand (there are 30 and more). */
+export const LARGEST_TABLES_SHOWN = 10;
+
 const count = (value: number) => value.toLocaleString('en');
 const since = (oldest: string | null) => (oldest ? `, oldest ${formatTime(oldest)}` : '');
 
@@ -36,6 +40,8 @@ export default function StorageStatsPanel() {
   const { run } = useDesigner();
   const stats = useLoad(() => run<StorageStatsQuery>(LOAD), []);
   const data = stats.data?.storageStats;
+  const [allTables, setAllTables] = useState(false);
+  const tables = data ? (allTables ? data.tables : data.tables.slice(0, LARGEST_TABLES_SHOWN)) : [];
   return (
     <section className="panel" aria-labelledby="storage-title">
       <div className="row" style={{ justifyContent: 'space-between' }}>
@@ -72,7 +78,9 @@ export default function StorageStatsPanel() {
           </dl>
           <div className="scroll-x" role="region" aria-label="Tables by size" tabIndex={0}>
             <table className="grid">
-              <caption style={{ textAlign: 'left' }}>Tables, largest first (rows are estimates from the statistics)</caption>
+              <caption style={{ textAlign: 'left' }}>
+                Tables, largest first{tables.length < data.tables.length ? `: the ${tables.length} largest of ${data.tables.length}` : ''} (rows are estimates from the statistics)
+              </caption>
               <thead>
                 <tr>
                   <th scope="col">Table</th>
@@ -85,7 +93,7 @@ export default function StorageStatsPanel() {
                 </tr>
               </thead>
               <tbody>
-                {data.tables.map((table) => (
+                {tables.map((table) => (
                   <tr key={table.name}>
                     <th scope="row" style={{ fontWeight: 'normal', fontSize: 'inherit', color: 'inherit' }}>
                       {table.label ? (
@@ -108,6 +116,11 @@ export default function StorageStatsPanel() {
               </tbody>
             </table>
           </div>
+          {data.tables.length > LARGEST_TABLES_SHOWN ? (
+            <button type="button" style={{ marginTop: '.5rem' }} onClick={() => setAllTables((all) => !all)}>
+              {allTables ? `Show the ${LARGEST_TABLES_SHOWN} largest tables` : `Show all ${data.tables.length} tables`}
+            </button>
+          ) : null}
           <details style={{ marginTop: '.75rem' }}>
             <summary>Indexes ({data.indexes.length})</summary>
             <div className="scroll-x" role="region" aria-label="Indexes by size" tabIndex={0}>
