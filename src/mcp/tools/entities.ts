@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CREATE, READ, UPDATE, defineTool } from './types.js';
 import { addTableFieldInput, createTableInput, tableRefInput, updateTableInput } from '../../tables/schema.js';
-import { entityOutput, plain } from './shared.js';
+import { entityOutput, fieldOutput, plain } from './shared.js';
 
 export const listEntities = defineTool({
   name: 'list_entities',
@@ -11,12 +11,8 @@ export const listEntities = defineTool({
   input: z.object({}),
   output: z.object({
     entities: z.array(
-      z.object({
-        _id: z.string(),
-        name: z.string(),
-        description: z.string(),
-        fields: z.array(z.object({ name: z.string(), type: z.string(), required: z.boolean() })),
-      }),
+      // Each table as get_entity_details answers it, with only its fields' names, types and whether required.
+      entityOutput.pick({ _id: true, name: true, description: true }).extend({ fields: z.array(fieldOutput.pick({ name: true, type: true, required: true })) }),
     ),
   }),
   annotations: READ,

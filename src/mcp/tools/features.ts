@@ -9,20 +9,15 @@ import {
   listFeaturesInput,
   updateFeatureInput,
   validateFeatureCodeInput,
-  FEATURE_STATUSES,
 } from '../../features/schema.js';
 import { codeValidationOutput, diffOutput, featureOutput, findingOutput, plain } from './shared.js';
 
-const featureSummary = z.object({
-  _id: z.string(),
-  name: z.string(),
-  description: z.string(),
-  status: z.enum(FEATURE_STATUSES),
-  version: z.number().int(),
-  publishedVersion: z.number().int().nullable(),
-  path: z.string(),
-  updatedAt: z.string(),
-});
+const featurePath = z.string().describe('/feature/<_id>, the path menus point at');
+
+/** A feature as get_feature_details answers it, without its code, authors and roles, with its path. */
+const featureSummary = featureOutput
+  .pick({ _id: true, name: true, description: true, status: true, version: true, publishedVersion: true, updatedAt: true })
+  .extend({ path: featurePath });
 
 export const listFeatures = defineTool({
   name: 'list_features',
@@ -91,7 +86,7 @@ export const createFeature = defineTool({
   description:
     'Creates a feature (a JSX page) through the builder\'s resolver: _id validation, default role permissions, versioning. Validate the code with validate_feature_code first; code with errors is refused.',
   input: createFeatureInput,
-  output: z.object({ feature: featureOutput, warnings: z.array(findingOutput), path: z.string().describe('/feature/<_id>, the path menus point at') }),
+  output: z.object({ feature: featureOutput, warnings: z.array(findingOutput), path: featurePath }),
   annotations: CREATE,
   async run(services, principal, args) {
     const { warnings, ...feature } = await services.features.createFeature(principal, args);

@@ -11,19 +11,8 @@ export const listHooks = defineTool({
   title: 'List hooks',
   description: 'Lists server-side hooks without their code, optionally filtered by type or table.',
   input: listHooksInput,
-  output: z.object({
-    hooks: z.array(
-      z.object({
-        _id: z.string(),
-        name: z.string(),
-        type: z.string(),
-        tableId: z.string().nullable(),
-        contentSha256: z.string(),
-        version: z.number(),
-        updatedAt: z.string(),
-      }),
-    ),
-  }),
+  // Each hook as get_hook_details answers it, without its code and authors.
+  output: z.object({ hooks: z.array(hookOutput.pick({ _id: true, name: true, type: true, tableId: true, contentSha256: true, version: true, updatedAt: true })) }),
   annotations: READ,
   cacheable: true,
   async run(services, principal, args) {

@@ -86,22 +86,22 @@ const tableAccessOutput = z.object({
   readOnlyFields: z.array(z.string()),
 });
 
+export const fieldOutput = z.object({
+  _id: z.string(),
+  name: z.string(),
+  type: z.enum(FIELD_TYPES),
+  required: z.boolean(),
+  unique: z.boolean(),
+  referenceTableId: z.string().nullable(),
+  label: z.string().describe("What people read for the field, e.g. 'Due date' for dueDate; empty: its name"),
+  description: z.string(),
+});
+
 export const entityOutput = z.object({
   _id: z.string(),
   name: z.string(),
   description: z.string(),
-  fields: z.array(
-    z.object({
-      _id: z.string(),
-      name: z.string(),
-      type: z.enum(FIELD_TYPES),
-      required: z.boolean(),
-      unique: z.boolean(),
-      referenceTableId: z.string().nullable(),
-      label: z.string().describe("What people read for the field, e.g. 'Due date' for dueDate; empty: its name"),
-      description: z.string(),
-    }),
-  ),
+  fields: z.array(fieldOutput),
   access: z.array(tableAccessOutput).describe('Per non-admin role: what it may read, create, update and delete of the records (NONE where no rule is set); admins reach every record'),
   createdAt: isoTime,
   updatedAt: isoTime,
