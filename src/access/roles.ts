@@ -9,7 +9,7 @@ import { assertDistinctName } from '../platform/names.js';
 import { resolveNamedRecord } from '../platform/references.js';
 import { parseInput } from '../platform/validation.js';
 import { assertMayChangeAccount, mailAccountChange } from './accounts.js';
-import { isAdminRole, requireAdmin, requirePermission, type Principal } from './permissions.js';
+import { isAdminRole, isPermission, requireAdmin, requirePermission, type Permission, type Principal } from './permissions.js';
 import { createRoleInput, updateRoleInput, type CreateRoleInput, type UpdateRoleInput } from './schema.js';
 
 /** Built-in roles created on first start. */
@@ -27,7 +27,8 @@ export interface Role {
   _id: string;
   name: string;
   description: string;
-  permissions: string[];
+  /** What the role grants; a stored name this version does not know is left out. */
+  permissions: Permission[];
   builtin: boolean;
 }
 
@@ -145,5 +146,5 @@ function unique<T>(values: readonly T[]): T[] {
 }
 
 function toRole(row: Row<'roles'>): Role {
-  return { _id: row.id, name: row.name, description: row.description, permissions: row.permissions, builtin: row.builtin };
+  return { _id: row.id, name: row.name, description: row.description, permissions: row.permissions.filter(isPermission), builtin: row.builtin };
 }

@@ -66,11 +66,14 @@ export interface Table {
   name: string;
   description: string;
   fields: Field[];
-  /** Every non-admin role's data-access rules (D32): in the answer of getTable and of every write of a table; not in listTables (GraphQL's `access` reads them where asked). */
+  /** Every non-admin role's data-access rules (D32): in the answer of getTable and of every write of a table (TableWithAccess); not in listTables (GraphQL's `access` reads them where asked). */
   access?: TableAccess[];
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** A table as getTable and every write of a table answer it: with its roles' rules. */
+export type TableWithAccess = Table & { access: TableAccess[] };
 
 /** A user's levels on one table's records, as `me` answers them for the application page. */
 export interface EffectiveTableAccess {
@@ -120,7 +123,7 @@ export class TableService {
     return tables.map((table) => toTable({ table, fields: fields.filter((f) => f.table_id === table.id) }));
   }
 
-  async getTable(principal: Principal, tableId: string): Promise<Table> {
+  async getTable(principal: Principal, tableId: string): Promise<TableWithAccess> {
     requirePermission(principal, 'config:read');
     const id = await resolveNamedRecord(this.ctx.db, 'app_tables', parseInput(idSchema, tableId));
     const schema = await loadTableSchema(this.ctx.db, id, 'id');
@@ -165,7 +168,7 @@ export class TableService {
   }
 
   /** Creates the table's metadata and its real SQL table in one transaction. */
-  async createTable(principal: Principal, input: CreateTableInput): Promise<Table> {
+  async createTable(principal: Principal, input: CreateTableInput): Promise<TableWithAccess> {
     const data = parseInput(createTableInput, input);
     requirePermission(principal, 'tables:write');
     if (data.access) requirePermission(principal, 'roles:write');
@@ -207,7 +210,7 @@ export class TableService {
   }
 
   /** Changes the name or description; the SQL table keeps its name, so records stay. */
-  async updateTable(principal: Principal, input: UpdateTableInput): Promise<Table> {
+  async updateTable(principal: Principal, input: UpdateTableInput): Promise<TableWithAccess> {
     const data = parseInput(updateTableInput, input);
     requirePermission(principal, 'tables:write');
     if (data.access) requirePermission(principal, 'roles:write');
@@ -239,7 +242,7 @@ export class TableService {
   }
 
   /** Adds one field and its column. A required field needs an empty table (no default to fill rows). */
-  async addTableField(principal: Principal, input: AddTableFieldInput): Promise<Table> {
+  async addTableField(principal: Principal, input: AddTableFieldInput): Promise<TableWithAccess> {
     const data = parseInput(addTableFieldInput, input);
     requirePermission(principal, 'tables:write');
     return writeTransaction(this.ctx, async (trx) => {
@@ -274,7 +277,7 @@ export class TableService {
    * @throws BAD_INPUT for a name taken or values that do not convert, CONFLICT for a required field
    * with empty records, a unique one with repeated values, or a rule's filter that no longer fits.
    */
-  async updateTableField(principal: Principal, input: UpdateTableFieldInput): Promise<Table> {
+  async updateTableField(principal: Principal, input: UpdateTableFieldInput): Promise<TableWithAccess> {
     const data = parseInput(updateTableFieldInput, input);
     requirePermission(principal, 'tables:write');
     return writeTransaction(this.ctx, async (trx) => {
@@ -298,7 +301,7 @@ export class TableService {
         unique: data.unique,
       };
       const changes = await applyFieldChange(trx, principal, table, fields, field, change, !principal.dataRoles?.length);
-      if (!Object.keys(changes).length) return toTable({ table, fields });
+      if (!Object.keys(changes).length) return this.tableWithAccess(trx, table.id);
       await trx.updateTable('app_tables').set({ updated_at: new Date() }).where('id', '=', table.id).execute();
       await recordAudit(trx, principal, {
         action: 'table.field.update',
@@ -314,7 +317,7 @@ export class TableService {
    * Deletes a field: its column and its value in every record (config:delete, confirm: true). The
    * roles' hidden and read-only lists drop it; a rule whose filter names it refuses the deletion.
    */
-  async deleteTableField(principal: Principal, input: DeleteTableFieldInput): Promise<Table> {
+  async deleteTableField(principal: Principal, input: DeleteTableFieldInput): Promise<TableWithAccess> {
     const data = parseInput(deleteTableFieldInput, input);
     requirePermission(principal, 'config:delete');
     return writeTransaction(this.ctx, async (trx) => {
@@ -362,7 +365,7 @@ export class TableService {
     return findTableUses(this.ctx.db, await this.featureSchema(), { tableId: table.id, tableName: table.name, field });
   }
 
-  private async tableWithAccess(db: Db, tableId: string): Promise<Table> {
+  private async tableWithAccess(db: Db, tableId: string): Promise<TableWithAccess> {
     return { ...toTable((await loadTableSchema(db, tableId, 'id'))!), access: (await loadTableAccess(db, [tableId])).get(tableId)! };
   }
 

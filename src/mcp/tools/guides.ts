@@ -55,6 +55,6 @@ export const getFeatureAuthoringGuide = defineTool({
     const application = await services.application.read();
     const { hookCpuMs, hookTimeoutMs, hookMemoryMb } = services.ctx.config;
     const hooks = hookAuthoringGuide({ cpuMs: hookCpuMs, timeoutMs: hookTimeoutMs, memoryMb: hookMemoryMb });
-    return { data: plain({ ...featureAuthoringGuide(application.theme), hooks }) as Record<string, unknown> };
+    return { data: plain({ ...featureAuthoringGuide(application.theme), hooks }) };
   },
 });

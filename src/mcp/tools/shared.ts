@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Json } from './types.js';
 import { ACCESS_LEVELS } from '../../tables/access-schema.js';
 import { PERMISSIONS } from '../../access/permissions.js';
 import { FEATURE_STATUSES } from '../../features/schema.js';
@@ -6,8 +7,8 @@ import { HOOK_TYPES } from '../../hooks/schema.js';
 import { FIELD_TYPES } from '../../tables/schema.js';
 
 /** Serialises to plain JSON (dates become ISO strings), as structuredContent must be. */
-export function plain<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
+export function plain<T>(value: T): Json<T> {
+  return JSON.parse(JSON.stringify(value)) as Json<T>;
 }
 
 // Tool inputs are the domain schemas (src/<domain>/schema.ts): one contract per operation.

@@ -9,19 +9,32 @@ export interface ToolAnnotations {
   openWorldHint: boolean;
 }
 
-/** What a tool's `run` answers; the runner turns it into an MCP CallToolResult. */
+/**
+ * A value as JSON carries it, what `plain()` makes of it: a date as its ISO string, each member
+ * likewise. A tool's answer is typed by its output schema, so that the compiler holds the services'
+ * records (`interface Feature`) to the shapes tools/list announces (`featureOutput`).
+ */
+/**
+ * What `run` answers for an output schema's data: the data, and where the schema has a `diff`, that
+ * diff beside it (the runner puts it last in the answer).
+ */
+export type ToolAnswer<Data> = 'diff' extends keyof Data ? { data: Omit<Data, 'diff'>; diff?: Data['diff' & keyof Data] } : { data: Data; diff?: undefined };
+
+export type Json<T> = T extends Date ? string : T extends readonly (infer U)[] ? Json<U>[] : T extends object ? { [K in keyof T]: Json<T[K]> } : T;
+
+/** What a tool's `run` answers, as the runner reads it and turns it into an MCP CallToolResult. */
 export interface ToolOutput {
   /** Structured answer (becomes `structuredContent` and the JSON of the text content). */
   data: Record<string, unknown>;
   /** A unified diff of what was written, shown after the data. */
-  diff?: string;
+  diff?: unknown;
 }
 
 /**
  * One MCP tool. The input schema is the single source of validation and of the JSON Schema that
  * `tools/list` shows; `run` calls one service function with the caller's principal.
  */
-export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
+export interface ToolDefinition<Input extends z.ZodType = z.ZodType, Output extends z.ZodObject = z.ZodObject> {
   readonly name: string;
   readonly scope: Scope;
   readonly title: string;
@@ -32,12 +45,12 @@ export interface ToolDefinition<Input extends z.ZodType = z.ZodType> {
    * `_id` also takes `tableId`, as other tools call it, and the other way round.
    */
   readonly aliases?: Readonly<Record<string, string>>;
-  /** Read tools describe their structured answer; their content is wrapped as untrusted data. */
-  readonly output?: z.ZodType;
+  /** The structured answer, as tools/list describes it; `run` answers data of this schema. */
+  readonly output: Output;
   readonly annotations: ToolAnnotations;
   /** The answer depends only on the configuration, so it may be served from the read cache. */
   readonly cacheable?: boolean;
-  run(services: Services, principal: Principal, args: z.infer<Input>): Promise<ToolOutput>;
+  run(services: Services, principal: Principal, args: z.infer<Input>): Promise<ToolAnswer<z.input<Output>>>;
 }
 
 export const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -47,7 +60,7 @@ export const UPSERT: ToolAnnotations = { readOnlyHint: false, destructiveHint: t
 export const DELETE: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false };
 
 /** Declares a tool with its input type inferred from the schema. */
-export function defineTool<Input extends z.ZodType>(tool: ToolDefinition<Input>): ToolDefinition<Input> {
+export function defineTool<Input extends z.ZodType, Output extends z.ZodObject>(tool: ToolDefinition<Input, Output>): ToolDefinition<Input, Output> {
   return tool;
 }
 
