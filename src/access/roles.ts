@@ -10,7 +10,7 @@ import { resolveNamedRecord } from '../platform/references.js';
 import { parseInput } from '../platform/validation.js';
 import { assertMayChangeAccount, mailAccountChange } from './accounts.js';
 import { isAdminRole, isPermission, requireAdmin, requirePermission, type Permission, type Principal } from './permissions.js';
-import { createRoleInput, updateRoleInput, type CreateRoleInput, type UpdateRoleInput } from './schema.js';
+import { createRoleInput, deleteRoleInput, updateRoleInput, type CreateRoleInput, type UpdateRoleInput } from './schema.js';
 
 /** Built-in roles created on first start. */
 export const DEFAULT_ROLES = [
@@ -100,9 +100,10 @@ export class RoleService {
 
   async deleteRole(principal: Principal, roleId: string): Promise<boolean> {
     requireAdmin(principal);
+    const { _id } = parseInput(deleteRoleInput, { _id: roleId });
     const deleted = await writeTransaction(this.ctx, async (trx) => {
-      const role = await trx.selectFrom('roles').selectAll().where('id', '=', roleId).forUpdate().executeTakeFirst();
-      if (!role) throw notFound('Role', roleId);
+      const role = await trx.selectFrom('roles').selectAll().where('id', '=', _id).forUpdate().executeTakeFirst();
+      if (!role) throw notFound('Role', _id);
       if (role.builtin) throw forbidden(`The built-in role '${role.name}' cannot be deleted`);
       const holder = await trx.selectFrom('users').select('id').where('role_id', '=', role.id).executeTakeFirst();
       if (holder) throw conflict(`Role '${role.name}' is still assigned to users`);

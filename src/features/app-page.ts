@@ -4,10 +4,10 @@ import { MENU_PATH_PREFIX } from '../menus/schema.js';
 import type { PlatformContext } from '../platform/context.js';
 import { forbidden, notFound, unauthenticated } from '../platform/errors.js';
 import { resolveNamedRecord } from '../platform/references.js';
-import { assertMaxBytes } from '../platform/validation.js';
+import { assertMaxBytes, parseInput } from '../platform/validation.js';
 import { colorCssVariable } from './authoring-guide.js';
 import { compileFeature } from './compile.js';
-import { FEATURE_CODE_MAX_BYTES } from './schema.js';
+import { FEATURE_CODE_MAX_BYTES, featureRefInput } from './schema.js';
 
 export interface AppPageEntry {
   label: string;
@@ -88,8 +88,9 @@ export class AppPageService {
    * exist and one the role does not see get the same FORBIDDEN, naming neither it nor any other: the
    * application page tells its users nothing of the features their role does not see.
    */
-  async publishedFeature(principal: Principal, featureRef: string): Promise<RunnableFeature> {
+  async publishedFeature(principal: Principal, ref: string): Promise<RunnableFeature> {
     const user = await this.signedInUser(principal);
+    const { _id: featureRef } = parseInput(featureRefInput, { _id: ref });
     const feature = await this.ctx.db
       .selectFrom('features as f')
       .innerJoin('role_features as rf', (join) => join.onRef('rf.feature_id', '=', 'f.id').on('rf.role_id', '=', user.roleId))

@@ -135,3 +135,22 @@ describe('a reference by name (D15), in every read that takes a record by _id', 
     }
   });
 });
+
+describe('a reference handed to a service on its own (not inside a parsed input)', () => {
+  it('is BAD_INPUT when it holds text PostgreSQL cannot store, not a failed query', async () => {
+    const nul = 'pay\u0000roll';
+    const reads = [
+      () => services.features.getFeature(owner, nul),
+      () => services.features.listFeatureVersions(owner, nul),
+      () => services.features.versionDiff(owner, nul, 1, 1),
+      () => services.features.validateCode(owner, PAGE, nul),
+      () => services.appPage.previewFeature(owner, nul),
+      () => services.appPage.publishedFeature(owner, nul),
+      () => services.access.featureRoles(owner, nul),
+      () => services.access.deleteRole(owner, nul),
+      () => services.hooks.getHook(owner, nul),
+      () => services.tables.getTable(owner, nul),
+    ];
+    for (const read of reads) await expectBadInput(read(), 'must not contain the NUL character (U+0000)');
+  });
+});

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from './db/index.js';
 import { TrellisError } from './errors.js';
+import { assertStorableText } from './validation.js';
 
 /** Records that arguments may name by `_id` or by their unique name. */
 const KINDS = {
@@ -24,6 +25,9 @@ const LISTED_WHEN_NONE_CLOSE = 10;
  *   `Table 'Order' does not exist (looked up by _id and by name); did you mean 'Orders' (_id tbl_1)?`
  */
 export async function resolveNamedRecord(db: Db, kind: ReferenceKind, ref: string): Promise<string> {
+  // A reference a service was handed on its own (GraphQL's `feature(_id:)`) was parsed by no schema:
+  // text PostgreSQL cannot hold is BAD_INPUT here, not a failed query.
+  assertStorableText(ref, '_id');
   const { rows } = await sql<{ id: string; name: string }>`
     select id, name from ${sql.table(kind)} where id = ${ref} or lower(name) = ${ref.toLowerCase()}`.execute(db);
   const match = rows.find((row) => row.id === ref) ?? rows.find((row) => row.name === ref) ?? rows[0];
