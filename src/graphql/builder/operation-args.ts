@@ -252,8 +252,13 @@ export function graphqlArguments(field: BuilderArgumentsField): string {
   const shape = BUILDER_ARGUMENTS[field].shape as Record<string, z.ZodType>;
   const list = Object.entries(shape)
     .filter(([key]) => !NOT_IN_GRAPHQL[`${field}.${key}`])
-    .map(([key, schema]) => `${key}: ${graphqlType(schema, `${field}.${key}`)}${schema.safeParse(undefined).success ? '' : '!'}`);
+    .map(([key, schema]) => sdlField(key, schema, field));
   return `(${list.join(', ')})`;
+}
+
+/** An argument or input field in the SDL, `<key>: <type>`, non-null (`!`) exactly when the schema refuses it missing. */
+function sdlField(key: string, schema: z.ZodType, owner: string): string {
+  return `${key}: ${graphqlType(schema, `${owner}.${key}`)}${schema.safeParse(undefined).success ? '' : '!'}`;
 }
 
 /** The object schema a value's schema holds, wrappers and arrays looked through, or undefined. */
@@ -291,8 +296,6 @@ function sdlDescription(text: string | undefined, indent: string): string {
  */
 export function graphqlInput(name: string): string {
   const object = inputSchema(name);
-  const fields = Object.entries(object.shape as Record<string, z.ZodType>).map(
-    ([key, schema]) => `    ${sdlDescription(schemaDescription(schema), '    ')}${key}: ${graphqlType(schema, `${name}.${key}`)}${schema.safeParse(undefined).success ? '' : '!'}`,
-  );
+  const fields = Object.entries(object.shape as Record<string, z.ZodType>).map(([key, schema]) => `    ${sdlDescription(schemaDescription(schema), '    ')}${sdlField(key, schema, name)}`);
   return `${sdlDescription(object.description, '  ')}input ${name} {\n${fields.join('\n')}\n  }`;
 }
