@@ -1,7 +1,7 @@
 // The designer's access to the builder GraphQL: every section runs its documents through `useApi`,
 // which reports an ended session to the page (the page asks to sign in again and keeps its state).
 import { createContext, useCallback, useContext, useEffect, useRef, useState } from 'react';
-import { isUnreachable } from '../shared/connectivity.js';
+import { isUnreachable, LOADS_WHEN_BACK } from '../shared/connectivity.js';
 import type { MeQuery } from '../graphql-operations.js';
 import { graphql, GraphQLRequestError, SessionExpiredError } from '../shared/graphql.js';
 import { useRetryWhenServerBack } from './recovery.js';
@@ -81,7 +81,12 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
     loader
       .current()
       .then((data) => live && setState({ data, error: null, loading: false, unreachable: false }))
-      .catch((error) => live && setState((previous) => ({ data: previous.data, error: errorMessage(error), loading: false, unreachable: isUnreachable(error) })));
+      .catch((error) => {
+        if (!live) return;
+        // The banner says the server is away; the part that failed says only that it loads again by itself.
+        const unreachable = isUnreachable(error);
+        setState((previous) => ({ data: previous.data, error: unreachable ? LOADS_WHEN_BACK : errorMessage(error), loading: false, unreachable }));
+      });
     return () => {
       live = false;
     };

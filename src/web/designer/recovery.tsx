@@ -2,7 +2,7 @@
 // server was away loads again by Retry or by itself when the server answers; the banner says the
 // server is away while it is. No failure blanks the page, and no "Loading…" stays beside an error.
 import { Component, lazy, useEffect, useState, type ComponentType, type ReactNode } from 'react';
-import { isUnreachable, onReachability, probe, reportUnreachable, serverReachable, UNREACHABLE_MESSAGE } from '../shared/connectivity.js';
+import { isUnreachable, onReachability, LOADS_WHEN_BACK, probe, reportUnreachable, serverReachable, UNREACHABLE_MESSAGE } from '../shared/connectivity.js';
 
 type Loader<P> = () => Promise<{ default: ComponentType<P> }>;
 
@@ -55,11 +55,14 @@ export function useRetryWhenServerBack(waiting: boolean, retry: () => void): voi
   }, [waiting, retry]);
 }
 
-/** A failed load in plain words with Retry: `onRetry` runs on the button, and by itself when the server answers again. */
+/**
+ * A failed load in plain words with Retry: `onRetry` runs on the button, and by itself when the server
+ * answers again. While the server is away, the banner (ConnectionBanner) says so once for the page.
+ */
 export function LoadFailure({ error, what, onRetry }: { error: unknown; what: string; onRetry: () => void }) {
   const unreachable = isUnreachable(error);
   useRetryWhenServerBack(unreachable, onRetry);
-  const message = unreachable ? UNREACHABLE_MESSAGE : error instanceof Error ? error.message : String(error);
+  const message = unreachable ? LOADS_WHEN_BACK : error instanceof Error ? error.message : String(error);
   return (
     <div className="load-failure" role="alert">
       <p>

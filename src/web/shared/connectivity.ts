@@ -6,6 +6,12 @@
 /** The message a page shows for a request that did not reach the server. */
 export const UNREACHABLE_MESSAGE = 'The server cannot be reached. This page tries again by itself as soon as it answers.';
 
+/**
+ * What a part of the designer that failed to load says while the server is away: the banner above
+ * the page already says UNREACHABLE_MESSAGE, so the part says only what happens to it.
+ */
+export const LOADS_WHEN_BACK = 'It loads by itself as soon as the server answers.';
+
 /** Thrown for a request that got no answer from the server (or a gateway's answer that it is down). */
 export class ServerUnreachableError extends Error {
   constructor() {
