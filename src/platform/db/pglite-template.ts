@@ -137,6 +137,15 @@ function templateScript(): string | undefined {
 }
 
 /**
+ * V8's settings for the child that makes a database. It runs PGlite's WebAssembly for a few seconds
+ * and exits: with only the baseline compiler (Liftoff), V8 does not spend background threads
+ * optimising code the child leaves before it pays off. initdb and the migrations took 5.5 CPU-s and
+ * 3.7 s without, 3.4 CPU-s and 2.7-3.3 s with (docs/benchmarks.md, session 22). The server itself
+ * runs with V8's defaults: it runs the same code for hours.
+ */
+const MAKER_FLAGS = ['--liftoff-only'];
+
+/**
  * Creates the embedded database in `folder` in a short-lived child process, migrated when the
  * build's script is there. PGlite's initdb grows the WebAssembly memory to several hundred MB and
  * WebAssembly memory never shrinks: done in the server's process, its first start would idle at
@@ -144,9 +153,10 @@ function templateScript(): string | undefined {
  */
 function makeDatabase(script: string | undefined, folder: string, conf: readonly string[], onProgress?: (message: string) => void): Promise<void> {
   const bare = `const { PGlite } = await import(process.argv[1]); const db = await PGlite.create(process.argv[2], { postgresqlconf: JSON.parse(process.argv[3]) }); await db.close();`;
-  const args = script
-    ? [script, folder, JSON.stringify(conf)]
-    : ['--input-type=module', '-e', bare, createRequire(import.meta.url).resolve('@electric-sql/pglite'), folder, JSON.stringify(conf)];
+  const args = [
+    ...MAKER_FLAGS,
+    ...(script ? [script, folder, JSON.stringify(conf)] : ['--input-type=module', '-e', bare, createRequire(import.meta.url).resolve('@electric-sql/pglite'), folder, JSON.stringify(conf)]),
+  ];
   privateFolder(folder);
   return new Promise<void>((resolve, reject) => {
     const child = execFile(process.execPath, args, { maxBuffer: 1024 * 1024 }, (error, _stdout, stderr) => {
