@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { readableName } from '../platform/names.js';
-import { idSchema, recordRef } from '../platform/validation.js';
+import { idOutput, idSchema, recordRef } from '../platform/validation.js';
 import { PERMISSIONS } from './permissions.js';
 
 const email = z.string().trim().toLowerCase().pipe(z.email('must be a valid e-mail address'));
@@ -66,6 +66,15 @@ export const grantFeatureAccessInput = z.object({
 export const deleteRoleInput = z.object({ _id: idSchema.describe("The role's _id (a built-in role, or one still held by a user or an integration key, is not deleted)") });
 
 export const featureRolesInput = z.object({ featureId: recordRef('feature') });
+
+/** A role in an answer. */
+export const roleOutput = z.object({
+  _id: idOutput,
+  name: z.string(),
+  description: z.string(),
+  permissions: z.array(z.enum(PERMISSIONS)).describe("Scope names plus 'admin' and 'ai_designer'."),
+  builtin: z.boolean(),
+});
 
 export type ChangePasswordInput = z.input<typeof changePasswordInput>;
 export type CreateUserInput = z.input<typeof createUserInput>;

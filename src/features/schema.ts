@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { codePatchesSchema } from '../authoring/code-edits.js';
 import { readableName } from '../platform/names.js';
-import { confirmTrue, idValues, recordRef } from '../platform/validation.js';
+import { confirmTrue, idOutput, idValues, isoTime, recordRef, userRef } from '../platform/validation.js';
 
 /** Feature code limit (spec section 8): 1 MB of UTF-8. */
 export const FEATURE_CODE_MAX_BYTES = 1_048_576;
@@ -72,6 +72,24 @@ export const featurePreviewInput = z.object({
   _id: recordRef('feature'),
   customCode: z.string().optional().describe('JSX to compile in place of the saved code (at most 1 MB); left out, the saved code'),
 });
+
+/** A feature in an answer, without its code (MCP's lists and writes). */
+export const featureOutput = z.object({
+    _id: idOutput,
+    name: z.string(),
+    description: z.string(),
+    status: z.enum(FEATURE_STATUSES).describe('draft or published'),
+    version: z.number().int(),
+    publishedVersion: z.number().int().nullable().describe('The version the application page runs; null while never published'),
+    createdBy: userRef,
+    updatedBy: userRef,
+    createdAt: isoTime,
+    updatedAt: isoTime,
+    roleIds: z.array(idOutput).describe('The ids of the roles that see the feature'),
+  });
+
+/** A feature with its code (MCP's get_feature, GraphQL's Feature). */
+export const featureWithCodeOutput = featureOutput.extend({ customCode: z.string() }).describe('A custom feature written as JSX, reached at /feature/<_id>.');
 
 export type CreateFeatureInput = z.input<typeof createFeatureInput>;
 export type UpdateFeatureInput = z.input<typeof updateFeatureInput>;

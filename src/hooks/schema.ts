@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { codePatchesSchema } from '../authoring/code-edits.js';
-import { confirmTrue, cursorSchema, idSchema, pageSizeSchema, recordRef } from '../platform/validation.js';
+import { confirmTrue, cursorSchema, idOutput, idSchema, isoTime, pageSizeSchema, recordRef, userRef } from '../platform/validation.js';
 
 /** Hook code limit (spec section 8): 200 KB of UTF-8. */
 export const HOOK_CODE_MAX_BYTES = 204_800;
@@ -118,6 +118,25 @@ export const testWebhookInput = z.object({
     .optional()
     .describe("Signs the body on the server with this environment variable's value, as the provider would: stripe (Stripe-Signature: t=<now>,v1=<HMAC-SHA256 of t.body>) or github (X-Hub-Signature-256: sha256=<HMAC-SHA256 of body>)"),
 });
+
+/** A hook in an answer, without its code (MCP's lists and writes). */
+export const hookOutput = z.object({
+  _id: idOutput,
+  name: z.string(),
+  type: z.enum(HOOK_TYPES),
+  tableId: idOutput.nullable().describe('The table of a beforeSave or afterSave hook; unused by webhooks.'),
+  contentSha256: z.string(),
+  version: z.number().int(),
+  createdBy: userRef,
+  updatedBy: userRef,
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+
+/** A hook with its code (MCP's get_hook, GraphQL's Hook). */
+export const hookWithContentOutput = hookOutput
+  .extend({ content: z.string() })
+  .describe("Server-side JavaScript run on a table's saves (beforeSave, afterSave) or at /api/webhook/<name> (webHook).");
 
 export type ListHookRunsInput = z.input<typeof listHookRunsInput>;
 export type TestWebhookInput = z.input<typeof testWebhookInput>;

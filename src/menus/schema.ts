@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { readableName, readsLike } from '../platform/names.js';
-import { idSchema } from '../platform/validation.js';
+import { idOutput, idSchema, isoTime } from '../platform/validation.js';
 
 /** Menu entries point at features: `/feature/<feature _id>`. */
 export const MENU_PATH_PATTERN = /^\/feature\/[^/]+$/;
@@ -31,6 +31,19 @@ export const upsertMenuInput = z.object({
 export const deleteMenuInput = z.object({
   _id: idSchema,
   confirm: z.literal(true, { message: 'must be true to delete' }),
+});
+
+/** An entry of a menu in an answer. */
+export const menuEntryOutput = z.object({ label: z.string(), path: z.string().describe('A feature path: /feature/<feature_id>.') });
+
+/** A menu in an answer. */
+export const menuOutput = z.object({
+  _id: idOutput,
+  name: z.string(),
+  entries: z.array(menuEntryOutput),
+  position: z.number().int(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
 });
 
 export type UpsertMenuInput = z.input<typeof upsertMenuInput>;

@@ -115,3 +115,16 @@ export function assertMaxBytes(field: string, text: string, limitBytes: number, 
     { field, limitBytes, bytes },
   );
 }
+
+// The values of answers: what MCP's outputSchema shows and the builder's GraphQL types are written
+// from (src/graphql/builder/output-types.ts), one definition per record (src/<domain>/schema.ts).
+
+/** A record's `_id` or a reference to one in an answer: GraphQL's ID. */
+export const idOutput = z.string();
+idValues.add(idOutput, { kind: 'id' });
+
+/** A time in an answer: an ISO 8601 string in MCP's JSON, GraphQL's DateTime. */
+export const isoTime = z.string().describe('ISO 8601 time');
+
+/** Who created or last changed a record. */
+export const userRef = idOutput.nullable().describe("A user's _id; null for the system or an integration");

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idSchema } from '../platform/validation.js';
+import { idOutput, idSchema } from '../platform/validation.js';
 
 /**
  * The shapes of data-access rules (D32), shared by builder GraphQL, MCP's create_table and
@@ -96,6 +96,29 @@ export const tableAccessInput = z.object({
 export const roleTableAccessInput = tableAccessInput.extend({
   roleId: idSchema.describe('The role, by _id or name (see list_roles); admin roles always have ALL'),
 });
+
+/** A rule in an answer (GraphQL's AccessRule). */
+export const accessRuleOutput = z.object({
+  level: z.enum(ACCESS_LEVELS),
+  filter: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('FILTER only: conditions in the generated filter language; $user._id, $user.email and $user.role (as strings) stand for the signed-in user.'),
+});
+
+/** A non-admin role's rules on a table in an answer (D32; GraphQL's TableAccess). */
+export const tableAccessOutput = z
+  .object({
+    roleId: idOutput,
+    roleName: z.string(),
+    read: accessRuleOutput,
+    create: accessRuleOutput,
+    update: accessRuleOutput,
+    delete: accessRuleOutput,
+    hiddenFields: z.array(z.string()).describe('Read as null, refused in filters and sorts.'),
+    readOnlyFields: z.array(z.string()).describe('Refused in create and update data.'),
+  })
+  .describe("A non-admin role's rules on a table's records; admins always reach every record.");
 
 export type TableAccessInput = z.input<typeof tableAccessInput>;
 export type RoleTableAccessInput = z.input<typeof roleTableAccessInput>;

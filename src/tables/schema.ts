@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { readableName, readsLike } from '../platform/names.js';
-import { confirmTrue, idSchema, identifierSchema, recordRef } from '../platform/validation.js';
-import { roleTableAccessInput, tableAccessInput } from './access-schema.js';
+import { confirmTrue, idOutput, idSchema, identifierSchema, isoTime, recordRef } from '../platform/validation.js';
+import { roleTableAccessInput, tableAccessInput, tableAccessOutput } from './access-schema.js';
 
 export const FIELD_TYPES = ['text', 'number', 'boolean', 'date', 'datetime', 'json', 'reference', 'multi-reference'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
@@ -160,6 +160,33 @@ export type CreateTableInput = z.input<typeof createTableInput>;
 export type UpdateTableInput = z.input<typeof updateTableInput>;
 export type AddTableFieldInput = z.input<typeof addTableFieldInput>;
 export const tableRefInput = z.object({ _id: recordRef('table') });
+
+/** A field of a table in an answer (GraphQL's AppField). */
+export const fieldOutput = z
+  .object({
+    _id: idOutput,
+    name: z.string(),
+    type: z.enum(FIELD_TYPES),
+    required: z.boolean(),
+    unique: z.boolean(),
+    referenceTableId: idOutput.nullable().describe('The table a reference or multi-reference field points at.'),
+    label: z.string().describe("What people read for the field, e.g. 'Due date' for dueDate; empty: its name"),
+    description: z.string(),
+  })
+  .describe('A field of an application table; its column is named like the field.');
+
+/** A table in an answer, with its fields and its roles' rules (GraphQL's AppTable). */
+export const entityOutput = z
+  .object({
+    _id: idOutput,
+    name: z.string(),
+    description: z.string(),
+    fields: z.array(fieldOutput).describe('Fields in position order.'),
+    access: z.array(tableAccessOutput).describe('Per non-admin role: what it may read, create, update and delete of the records (NONE where no rule is set); admins reach every record'),
+    createdAt: isoTime,
+    updatedAt: isoTime,
+  })
+  .describe('An application table: metadata of a real SQL table of records.');
 
 export type DeleteTableInput = z.input<typeof deleteTableInput>;
 export type UpdateTableFieldInput = z.input<typeof updateTableFieldInput>;

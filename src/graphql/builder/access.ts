@@ -1,6 +1,7 @@
 import { forbidden, unauthenticated } from '../../platform/errors.js';
 import type { GraphQLContext, GraphQLModule } from '../module.js';
 import { argsFor, graphqlArguments } from './operation-args.js';
+import { graphqlObject } from './output-types.js';
 
 /**
  * A builder operation needs a signed-in user. An integration token is refused with FORBIDDEN: it
@@ -33,14 +34,7 @@ const typeDefs = /* GraphQL */ `
     expiresIn: Int!
   }
 
-  type Role {
-    _id: ID!
-    name: String!
-    description: String!
-    "Scope names plus 'admin' and 'ai_designer'."
-    permissions: [Permission!]!
-    builtin: Boolean!
-  }
+  ${graphqlObject('Role')}
 
   extend type Query {
     "The signed-in user."

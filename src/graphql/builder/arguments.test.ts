@@ -15,8 +15,10 @@ import { z } from 'zod';
 import { DOMAIN_ENUMS, DOMAIN_SCALARS } from '../closed-sets.js';
 import { buildBuilderSchema } from '../schema.js';
 import { builderModules } from './index.js';
-import { codeValidationOutput, entityOutput, featureOutput, hookOutput, menuOutput, roleOutput } from '../../mcp/tools/shared.js';
+import { featureOutput } from '../../features/schema.js';
+import { hookOutput } from '../../hooks/schema.js';
 import { BUILDER_ARGUMENTS, graphqlArguments, graphqlInput, NOT_IN_GRAPHQL, schemaDescription, type BuilderArgumentsField } from './operation-args.js';
+import { graphqlObject, OUTPUT_TYPES } from './output-types.js';
 
 // Each builder root field in BUILDER_ARGUMENTS hands its arguments, top-level nulls removed, to a
 // service that parses them with that zod schema. This file checks that the SDL's arguments are the
@@ -56,19 +58,13 @@ const ENUM_SPELLINGS: Readonly<Record<string, (value: string) => string>> = {
 };
 
 /**
- * The answers go the other way: each MCP tool's output schema for a record and the builder type
- * that answers the same record, by type name. Every key of the schema is a field of the type, of
+ * The answers go the other way: each builder type of a record MCP answers too is written from its
+ * output schema (OUTPUT_TYPES, graphqlObject); MCP's lists and writes answer picks of the same
+ * schemas. Checked here as if written by hand: every key of the schema is a field of the type, of
  * the same kind, nullable exactly where the schema lets it be null or missing, with one text where
- * both describe it; the type may have more (code, URLs, counts, resolved on demand).
+ * both describe it; the type may have more (a write's warnings, URLs, counts, resolved on demand).
  */
-const OUTPUT_TYPES: Readonly<Record<string, z.ZodObject>> = {
-  Feature: featureOutput,
-  Hook: hookOutput,
-  AppTable: entityOutput,
-  Menu: menuOutput,
-  Role: roleOutput,
-  CodeValidation: codeValidationOutput,
-};
+const ANSWERED_BY_MCP: Readonly<Record<string, z.ZodObject>> = { ...OUTPUT_TYPES, ListedFeature: featureOutput, ListedHook: hookOutput };
 
 /** What differs between the fields of an output type and the keys of the output schema `object`. */
 function outputProblems(type: GraphQLObjectType, object: z.ZodObject): string[] {
@@ -255,8 +251,8 @@ describe('builder arguments and their schemas', () => {
     for (const name of Object.keys(DOMAIN_ENUMS)) expect(ENUM_SPELLINGS[name], `${name} is a closed set: one spelling`).toBeUndefined();
   });
 
-  it.each(Object.entries(OUTPUT_TYPES))("%s answers what MCP's output schema for it says, described alike", (typeName, object) => {
-    const type = schema.getType(typeName);
+  it.each(Object.entries(ANSWERED_BY_MCP))("%s answers what MCP's output schema for it says, described alike", (typeName, object) => {
+    const type = schema.getType(typeName.replace(/^Listed/, ''));
     expect(type).toBeInstanceOf(GraphQLObjectType);
     expect([...new Set(outputProblems(type as GraphQLObjectType, object))]).toEqual([]);
   });
@@ -298,6 +294,23 @@ describe('builder arguments and their schemas', () => {
     expect((schema.getType('WebhookSigningInput') as GraphQLInputObjectType).description).toMatch(/^Sign the test run's body/);
     expect(graphqlInput('MenuEntryInput')).toBe('input MenuEntryInput {\n    label: String!\n    "/feature/<feature_id> of an existing feature"\n    path: String!\n  }');
     expect(() => graphqlInput('NoSuchInput')).toThrow(/OBJECT_ARGUMENTS names no position/);
+  });
+
+  it('writes each record type MCP answers too from its output schema, and no such type by hand', () => {
+    const folder = new URL('.', import.meta.url);
+    const handWritten = readdirSync(folder)
+      .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+      .flatMap((file) => [...readFileSync(new URL(file, folder), 'utf8').matchAll(/^\s*type (\w+) \{/gm)].map((match) => match[1]));
+    expect(handWritten.filter((name) => name! in OUTPUT_TYPES)).toEqual([]);
+    expect(graphqlObject('MenuEntry')).toBe('type MenuEntry {\n    label: String!\n    "A feature path: /feature/<feature_id>."\n    path: String!\n  }');
+    // Ids are ID, an ISO time DateTime without the scalar's text, a nested record its type, a finding JSON.
+    const feature = schema.getType('Feature') as GraphQLObjectType;
+    expect(Object.fromEntries(Object.entries(feature.getFields()).map(([name, field]) => [name, String(field.type)]))).toMatchObject({ _id: 'ID!', createdBy: 'ID', createdAt: 'DateTime!', roleIds: '[ID!]!', status: 'FeatureStatus!', warnings: '[JSON!]' });
+    expect(feature.getFields().createdAt!.description).toBeUndefined();
+    expect(feature.description).toBe('A custom feature written as JSX, reached at /feature/<_id>.');
+    expect(String((schema.getType('AppTable') as GraphQLObjectType).getFields().access!.type)).toBe('[TableAccess!]!');
+    expect(String((schema.getType('CodeValidation') as GraphQLObjectType).getFields().errors!.type)).toBe('[JSON!]!');
+    expect(String((schema.getType('AccessRule') as GraphQLObjectType).getFields().level!.type)).toBe('AccessLevel!');
   });
 
   it("finds a key of MCP's output GraphQL lacks, a changed kind, a changed nullability and a second text", () => {

@@ -3,28 +3,14 @@ import type { FeatureUpdate } from '../../features/service.js';
 import type { GraphQLContext, GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
 import { argsFor, graphqlArguments } from './operation-args.js';
+import { graphqlObject } from './output-types.js';
 
 const typeDefs = /* GraphQL */ `
-  "A custom feature written as JSX, reached at /feature/<_id>."
-  type Feature {
-    _id: ID!
-    name: String!
-    description: String!
-    customCode: String!
-    "draft or published"
-    status: FeatureStatus!
-    version: Int!
-    "The version the application page runs; null while never published"
-    publishedVersion: Int
-    createdBy: ID
-    updatedBy: ID
-    createdAt: DateTime!
-    updatedAt: DateTime!
-    "The ids of the roles that see the feature"
-    roleIds: [ID!]!
-    "Only on the answer of createFeature and updateFeature: what the code validator warned about ({ code, message, line, column }); warnings never block a save."
-    warnings: [JSON!]
-  }
+  ${graphqlObject(
+    'Feature',
+    `"Only on the answer of createFeature and updateFeature: what the code validator warned about ({ code, message, line, column }); warnings never block a save."
+    warnings: [JSON!]`,
+  )}
 
   type FeatureVersion {
     version: Int!
@@ -35,12 +21,7 @@ const typeDefs = /* GraphQL */ `
     createdAt: DateTime!
   }
 
-  "What a code validator found: valid is false exactly when there is an error. Each finding has code, message, line and column."
-  type CodeValidation {
-    valid: Boolean!
-    errors: [JSON!]!
-    warnings: [JSON!]!
-  }
+  ${graphqlObject('CodeValidation')}
 
   "A module feature code may import; exports is the complete list of its names when given."
   type FeatureModule {

@@ -2,25 +2,14 @@ import { webhookUrl } from '../../runtime/webhooks.js';
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
 import { argsFor, graphqlArguments, graphqlInput } from './operation-args.js';
+import { graphqlObject } from './output-types.js';
 
 const typeDefs = /* GraphQL */ `
-  "Server-side JavaScript run on a table's saves (beforeSave, afterSave) or at /api/webhook/<name> (webHook)."
-  type Hook {
-    _id: ID!
-    name: String!
-    type: HookType!
-    "The table of a beforeSave or afterSave hook; unused by webhooks."
-    tableId: ID
-    content: String!
-    contentSha256: String!
-    version: Int!
-    "A webhook's URL, POST /api/webhook/<name> on the server asked (TRELLIS_PUBLIC_URL when set); null for save hooks."
-    url: String
-    createdBy: ID
-    updatedBy: ID
-    createdAt: DateTime!
-    updatedAt: DateTime!
-  }
+  ${graphqlObject(
+    'Hook',
+    `"A webhook's URL, POST /api/webhook/<name> on the server asked (TRELLIS_PUBLIC_URL when set); null for save hooks."
+    url: String`,
+  )}
 
   "One run of a hook: trigger, duration, outcome, console lines and the (redacted) error. Console lines and the error may hold what the code saw (secrets included): only admins who may write hooks read them; for others they are null and detailsVisible is false."
   type HookRun {

@@ -1,22 +1,12 @@
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
 import { argsFor, graphqlArguments, graphqlInput } from './operation-args.js';
+import { graphqlObject } from './output-types.js';
 
 const typeDefs = /* GraphQL */ `
-  type MenuEntry {
-    label: String!
-    "A feature path: /feature/<feature_id>."
-    path: String!
-  }
+  ${graphqlObject('MenuEntry')}
 
-  type Menu {
-    _id: ID!
-    name: String!
-    entries: [MenuEntry!]!
-    position: Int!
-    createdAt: DateTime!
-    updatedAt: DateTime!
-  }
+  ${graphqlObject('Menu')}
 
   type MenuUpsert {
     menu: Menu!

@@ -203,14 +203,14 @@ const OBJECT_ARGUMENTS: Readonly<Record<string, string>> = {
 const STRING_REFERENCES: ReadonlySet<string> = new Set(['mcpAuditLogs.key', 'mcpAuditLogs.user', 'fieldUsage.field', 'updateTableField.field', 'deleteTableField.field']);
 
 /** The schema a wrapper holds (optional, nullable, defaulted, piped: a pipe by its input when it transforms), or undefined. */
-function wrapped(schema: z.ZodType): z.ZodType | undefined {
+export function wrapped(schema: z.ZodType): z.ZodType | undefined {
   if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable || schema instanceof z.ZodDefault || schema instanceof z.ZodPrefault) return schema.unwrap() as z.ZodType;
   if (schema instanceof z.ZodPipe) return (schema.out instanceof z.ZodTransform ? schema.in : schema.out) as z.ZodType;
   return undefined;
 }
 
 /** The closed set (a GraphQL enum or scalar of closed-sets.ts) whose values are exactly `values`. */
-function closedSetOf(values: readonly unknown[], where: string): string {
+export function closedSetOf(values: readonly unknown[], where: string): string {
   const wanted = new Set(values);
   for (const [name, members] of [...Object.entries(DOMAIN_ENUMS), ...Object.entries(DOMAIN_SCALARS)]) {
     if (members.length === wanted.size && members.every((member) => wanted.has(member))) return name;
@@ -282,7 +282,7 @@ function inputSchema(name: string): z.ZodObject {
 }
 
 /** A description in the SDL: a GraphQL string, on the line before what it describes. */
-function sdlDescription(text: string | undefined, indent: string): string {
+export function sdlDescription(text: string | undefined, indent: string): string {
   return text ? `${JSON.stringify(text)}\n${indent}` : '';
 }
 

@@ -2,21 +2,10 @@ import type { GraphQLModule } from '../module.js';
 import type { Table } from '../../tables/service.js';
 import { requireUser } from './access.js';
 import { argsFor, graphqlArguments, graphqlInput } from './operation-args.js';
+import { graphqlEnum, graphqlObject } from './output-types.js';
 
 const typeDefs = /* GraphQL */ `
-  "A field of an application table; its column is named like the field."
-  type AppField {
-    _id: ID!
-    name: String!
-    type: FieldType!
-    required: Boolean!
-    unique: Boolean!
-    "The table a reference or multi-reference field points at."
-    referenceTableId: ID
-    "What people read for the field, e.g. 'Due date' for dueDate; empty: its name"
-    label: String!
-    description: String!
-  }
+  ${graphqlObject('AppField')}
 
   enum FieldUseKind {
     FEATURE
@@ -50,33 +39,11 @@ const typeDefs = /* GraphQL */ `
     delete: String!
   }
 
-  "How much of a table's records a rule reaches: none, those the user created, those a filter matches, or all."
-  enum AccessLevel {
-    NONE
-    OWN
-    FILTER
-    ALL
-  }
+  ${graphqlEnum('AccessLevel')}
 
-  type AccessRule {
-    level: AccessLevel!
-    "FILTER only: conditions in the generated filter language; $user._id, $user.email and $user.role (as strings) stand for the signed-in user."
-    filter: JSON
-  }
+  ${graphqlObject('AccessRule')}
 
-  "A non-admin role's rules on a table's records; admins always reach every record."
-  type TableAccess {
-    roleId: ID!
-    roleName: String!
-    read: AccessRule!
-    create: AccessRule!
-    update: AccessRule!
-    delete: AccessRule!
-    "Read as null, refused in filters and sorts."
-    hiddenFields: [String!]!
-    "Refused in create and update data."
-    readOnlyFields: [String!]!
-  }
+  ${graphqlObject('TableAccess')}
 
   input AccessRuleInput {
     level: AccessLevel!
@@ -126,22 +93,13 @@ const typeDefs = /* GraphQL */ `
     tableAccess: [EffectiveTableAccess!]!
   }
 
-  "An application table: metadata of a real SQL table of records."
-  type AppTable {
-    _id: ID!
-    name: String!
-    description: String!
-    "Fields in position order."
-    fields: [AppField!]!
-    "Per non-admin role: what it may read, create, update and delete of the records (NONE where no rule is set); admins reach every record"
-    access: [TableAccess!]!
-    "The generated GraphQL operations of the table's records."
+  ${graphqlObject(
+    'AppTable',
+    `"The generated GraphQL operations of the table's records."
     operations: RecordOperations
     "How many records the table has, or with field how many hold a value in it (what a deletion loses). Null for a caller whose role's rules bound the records it reaches."
-    recordCount(field: String): Int
-    createdAt: DateTime!
-    updatedAt: DateTime!
-  }
+    recordCount(field: String): Int`,
+  )}
 
   ${graphqlInput('AppFieldInput')}
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CREATE, READ, UPDATE, defineTool } from './types.js';
-import { addTableFieldInput, createTableInput, tableRefInput, updateTableInput } from '../../tables/schema.js';
-import { entityOutput, fieldOutput, plain } from './shared.js';
+import { addTableFieldInput, createTableInput, entityOutput, fieldOutput, tableRefInput, updateTableInput } from '../../tables/schema.js';
+import { plain } from './shared.js';
 
 export const listEntities = defineTool({
   name: 'list_entities',

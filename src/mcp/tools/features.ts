@@ -5,12 +5,15 @@ import {
   createFeatureInput,
   deleteFeatureInput,
   editFeatureCodeInput,
+  featureOutput,
   featureRefInput,
+  featureWithCodeOutput,
   listFeaturesInput,
   updateFeatureInput,
   validateFeatureCodeInput,
 } from '../../features/schema.js';
-import { codeValidationOutput, diffOutput, featureOutput, findingOutput, plain } from './shared.js';
+import { codeValidationOutput, findingOutput } from '../../authoring/schema.js';
+import { diffOutput, plain } from './shared.js';
 
 const featurePath = z.string().describe('/feature/<_id>, the path menus point at');
 
@@ -56,7 +59,7 @@ export const getFeatureDetails = defineTool({
   title: 'Get a feature',
   description: 'Returns one feature with its current customCode (JSX), status, versions and the role ids that see it.',
   input: featureRefInput,
-  output: z.object({ feature: featureOutput.extend({ customCode: z.string() }) }),
+  output: z.object({ feature: featureWithCodeOutput }),
   annotations: READ,
   cacheable: true,
   async run(services, principal, args) {

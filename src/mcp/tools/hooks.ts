@@ -1,9 +1,20 @@
 import { z } from 'zod';
 import { unifiedDiff } from '../../authoring/code-patches.js';
 import { CREATE, DELETE, READ, UPDATE, defineTool } from './types.js';
-import { createHookInput, deleteHookInput, editHookCodeInput, hookRefInput, listHooksInput, updateHookInput, validateHookCodeInput } from '../../hooks/schema.js';
+import {
+  createHookInput,
+  deleteHookInput,
+  editHookCodeInput,
+  hookOutput,
+  hookRefInput,
+  hookWithContentOutput,
+  listHooksInput,
+  updateHookInput,
+  validateHookCodeInput,
+} from '../../hooks/schema.js';
 import { webhookUrl } from '../../runtime/webhooks.js';
-import { codeValidationOutput, diffOutput, hookOutput, plain } from './shared.js';
+import { codeValidationOutput } from '../../authoring/schema.js';
+import { diffOutput, plain } from './shared.js';
 
 export const listHooks = defineTool({
   name: 'list_hooks',
@@ -42,7 +53,7 @@ export const getHookDetails = defineTool({
   title: 'Get a hook',
   description: 'Returns one hook with its code (content), type, table and version.',
   input: hookRefInput,
-  output: z.object({ hook: hookOutput.extend({ content: z.string() }) }),
+  output: z.object({ hook: hookWithContentOutput }),
   annotations: READ,
   cacheable: true,
   async run(services, principal, args) {

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { READ, UPSERT, defineTool } from './types.js';
-import { grantFeatureAccessInput } from '../../access/schema.js';
+import { grantFeatureAccessInput, roleOutput } from '../../access/schema.js';
 import { ACCESS_ACTIONS, ACCESS_LEVELS } from '../../tables/access-schema.js';
 import { setEnvironmentVariableInput } from '../../envvars/schema.js';
-import { upsertMenuInput } from '../../menus/schema.js';
-import { menuOutput, plain, roleOutput } from './shared.js';
+import { menuOutput, upsertMenuInput } from '../../menus/schema.js';
+import { plain } from './shared.js';
 
 export const listMenus = defineTool({
   name: 'list_menus',
