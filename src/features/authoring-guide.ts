@@ -1,24 +1,66 @@
+import { z } from 'zod';
 import type { ThemeSettings } from '../platform/db/types.js';
-import { ALLOWED_FEATURE_MODULES, type AllowedModule } from './jsx-validation.js';
-import { RUNTIME_EXPORTS, UI_COMPONENTS, type ComponentProp, type RuntimeExport, type UiComponent } from './modules.js';
+import { ALLOWED_FEATURE_MODULES } from './jsx-validation.js';
+import { RUNTIME_EXPORTS, UI_COMPONENTS } from './modules.js';
+
+// The guide as get_feature_authoring_guide answers it and the builder's GraphQL types it
+// (src/graphql/builder/output-types.ts); modules.ts holds the lists (no imports: the browser bundles it).
+
+/** A module feature code may import (modules.ts's AllowedModule). */
+export const featureModuleOutput = z
+  .object({ name: z.string(), description: z.string(), exports: z.array(z.string()).optional() })
+  .describe('A module feature code may import; exports is the complete list of its names when given.');
+
+export const componentPropOutput = z.object({
+  name: z.string(),
+  type: z.string().describe("As an author writes it, e.g. '(event) => void' or 'string | number'."),
+  description: z.string(),
+});
+
+/** A component of '@trellis/ui' (modules.ts's UiComponent). */
+export const componentOutput = z
+  .object({
+    name: z.string(),
+    description: z.string(),
+    props: z.array(componentPropOutput),
+    element: z
+      .string()
+      .optional()
+      .describe('The HTML element whose attributes (className, style, aria-*, event handlers) the component also passes on; absent when it takes only its props.'),
+  })
+  .describe('A component of @trellis/ui and the props it declares.');
+
+/** An export of '@trellis/runtime' (modules.ts's RuntimeExport). */
+export const runtimeExportOutput = z
+  .object({
+    name: z.string(),
+    signature: z.string().describe("How it is called and what it gives, e.g. 'useQuery(query, variables?) -> { data, loading, error, refetch }'."),
+    description: z.string(),
+  })
+  .describe('An export of @trellis/runtime.');
+
+/** The application's theme as the guide gives it (GraphQL's JSON). */
+export const guideThemeOutput = z
+  .object({
+    colors: z.record(z.string(), z.string()),
+    shell: z.record(z.string(), z.string()),
+    cssVariables: z.array(z.string()).describe('Every CSS custom property the application page defines: one per colour, then the shell variables'),
+  })
+  .describe("colors, shell and cssVariables of the application's theme.");
 
 /** What an author (a person in the designer, or an AI agent) needs to write a feature that validates and fits the theme. */
-export type FeatureAuthoringGuide = {
-  allowedModules: AllowedModule[];
-  /** The components of '@trellis/ui' with their props. */
-  components: (Omit<UiComponent, 'props'> & { props: ComponentProp[] })[];
-  /** The exports of '@trellis/runtime', each with how it is called. */
-  runtime: RuntimeExport[];
-  runtimeRules: string[];
-  theme: {
-    colors: Record<string, string>;
-    shell: Record<string, string>;
-    /** Every CSS custom property the application page defines: one per colour, then the shell variables. */
-    cssVariables: string[];
-  };
-  /** A small feature that passes validate_feature_code with no errors and no warnings. */
-  example: string;
-};
+export const featureAuthoringGuideOutput = z
+  .object({
+    allowedModules: z.array(featureModuleOutput),
+    components: z.array(componentOutput),
+    runtime: z.array(runtimeExportOutput),
+    runtimeRules: z.array(z.string()),
+    theme: guideThemeOutput,
+    example: z.string().describe('A small feature on a table Tasks.'),
+  })
+  .describe('What a person or an agent needs to write a feature that validates and fits the theme.');
+
+export type FeatureAuthoringGuide = z.infer<typeof featureAuthoringGuideOutput>;
 
 const RUNTIME_RULES = [
   'A feature is one ES module of JavaScript with JSX (no TypeScript), at most 1 MB of UTF-8. It is validated on the server, never executed there.',
@@ -80,7 +122,7 @@ export function colorCssVariable(name: string): string {
  */
 export function featureAuthoringGuide(theme: ThemeSettings): FeatureAuthoringGuide {
   return {
-    allowedModules: ALLOWED_FEATURE_MODULES.map((module) => ({ ...module, ...(module.exports ? { exports: [...module.exports] } : {}) })),
+    allowedModules: ALLOWED_FEATURE_MODULES.map(({ exports, ...module }) => (exports ? { ...module, exports: [...exports] } : module)),
     components: UI_COMPONENTS.map((component) => ({ ...component, props: component.props.map((prop) => ({ ...prop })) })),
     runtime: RUNTIME_EXPORTS.map((entry) => ({ ...entry })),
     runtimeRules: [...RUNTIME_RULES],

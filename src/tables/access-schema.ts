@@ -131,14 +131,17 @@ export interface DataNeed {
   readonly action: AccessAction;
 }
 
-/** A role's level on one table and action, as a feature grant reports it. */
-export interface DataGrant {
-  roleId: string;
-  role: string;
-  table: string;
-  action: AccessAction;
-  level: AccessLevel;
-}
+/** A role's level on one table and action, as a feature grant reports it (GraphQL's DataGrant). */
+export const dataGrantOutput = z
+  .object({
+    roleId: idOutput,
+    role: z.string(),
+    table: z.string(),
+    action: z.enum(ACCESS_ACTIONS),
+    level: z.enum(ACCESS_LEVELS),
+  })
+  .describe("A role's level on one table and action, as a feature grant reports it.");
+export type DataGrant = z.infer<typeof dataGrantOutput>;
 
 /** What granting a feature did to its roles' data access: rules it set to ALL, and narrower ones it kept. */
 export interface DataGrantReport {

@@ -23,36 +23,13 @@ const typeDefs = /* GraphQL */ `
 
   ${graphqlObject('CodeValidation')}
 
-  "A module feature code may import; exports is the complete list of its names when given."
-  type FeatureModule {
-    name: String!
-    description: String!
-    exports: [String!]
-  }
+  ${graphqlObject('FeatureModule')}
 
-  type FeatureComponentProp {
-    name: String!
-    "As an author writes it, e.g. '(event) => void' or 'string | number'."
-    type: String!
-    description: String!
-  }
+  ${graphqlObject('FeatureComponentProp')}
 
-  "A component of @trellis/ui and the props it declares."
-  type FeatureComponent {
-    name: String!
-    description: String!
-    props: [FeatureComponentProp!]!
-    "The HTML element whose attributes (className, style, aria-*, event handlers) the component also passes on; null when it takes only its props."
-    element: String
-  }
+  ${graphqlObject('FeatureComponent')}
 
-  "An export of @trellis/runtime."
-  type FeatureRuntimeExport {
-    name: String!
-    "How it is called and what it gives, e.g. 'useQuery(query, variables?) -> { data, loading, error, refetch }'."
-    signature: String!
-    description: String!
-  }
+  ${graphqlObject('FeatureRuntimeExport')}
 
   "One of the application's tables as the guide shows it: its fields and generated operations (table), and a page for it."
   type FeatureGuideTable {
@@ -61,18 +38,11 @@ const typeDefs = /* GraphQL */ `
     example: String!
   }
 
-  "What a person or an agent needs to write a feature: get_feature_authoring_guide's answer, and the application's tables with an example each."
-  type FeatureAuthoringGuide {
-    allowedModules: [FeatureModule!]!
-    components: [FeatureComponent!]!
-    runtime: [FeatureRuntimeExport!]!
-    runtimeRules: [String!]!
-    "colors, shell and cssVariables of the application's theme."
-    theme: JSON!
-    "A small feature on a table Tasks."
-    example: String!
-    tables: [FeatureGuideTable!]!
-  }
+  ${graphqlObject(
+    'FeatureAuthoringGuide',
+    `"The application's tables, each with a page for it."
+    tables: [FeatureGuideTable!]!`,
+  )}
 
   extend type Query {
     "The feature authoring guide with the application's tables (config:read)."

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { roleOutput } from '../../access/schema.js';
 import { codeValidationOutput, findingOutput } from '../../authoring/schema.js';
+import { componentOutput, componentPropOutput, featureAuthoringGuideOutput, featureModuleOutput, guideThemeOutput, runtimeExportOutput } from '../../features/authoring-guide.js';
 import { featureWithCodeOutput } from '../../features/schema.js';
 import { hookWithContentOutput } from '../../hooks/schema.js';
 import { menuEntryOutput, menuOutput } from '../../menus/schema.js';
 import { idValues, isoTime } from '../../platform/validation.js';
-import { ACCESS_LEVELS, accessRuleOutput, tableAccessOutput } from '../../tables/access-schema.js';
+import { ACCESS_ACTIONS, ACCESS_LEVELS, accessRuleOutput, dataGrantOutput, tableAccessOutput } from '../../tables/access-schema.js';
 import { entityOutput, fieldOutput } from '../../tables/schema.js';
 import { closedSetOf, schemaDescription, sdlDescription, wrapped } from './operation-args.js';
 
@@ -21,10 +22,16 @@ export const OUTPUT_TYPES = {
   AppField: fieldOutput,
   TableAccess: tableAccessOutput,
   AccessRule: accessRuleOutput,
+  DataGrant: dataGrantOutput,
   Menu: menuOutput,
   MenuEntry: menuEntryOutput,
   Role: roleOutput,
   CodeValidation: codeValidationOutput,
+  FeatureAuthoringGuide: featureAuthoringGuideOutput,
+  FeatureModule: featureModuleOutput,
+  FeatureComponent: componentOutput,
+  FeatureComponentProp: componentPropOutput,
+  FeatureRuntimeExport: runtimeExportOutput,
 } as const satisfies Record<string, z.ZodObject>;
 
 export type OutputTypeName = keyof typeof OUTPUT_TYPES;
@@ -32,18 +39,20 @@ export type OutputTypeName = keyof typeof OUTPUT_TYPES;
 /** The GraphQL type of a value that is one of these objects where it appears in another: its type, or JSON (a finding). */
 const OBJECT_TYPES: ReadonlyMap<z.ZodType, string> = new Map<z.ZodType, string>([
   ...Object.entries(OUTPUT_TYPES).map(([name, object]) => [object, name] as [z.ZodType, string]),
-  // A validator's finding is typed JSON in GraphQL ({ code, message, line, column }).
+  // Typed JSON in GraphQL: a validator's finding ({ code, message, line, column }), the guide's theme.
   [findingOutput, 'JSON'],
+  [guideThemeOutput, 'JSON'],
 ]);
 
 /** Enums of the builder's SDL that are not closed sets of closed-sets.ts (their values have other spellings in inputs). */
-const BUILDER_ENUMS: Readonly<Record<string, { values: readonly string[]; description: string }>> = {
+const BUILDER_ENUMS = {
   AccessLevel: { values: ACCESS_LEVELS, description: "How much of a table's records a rule reaches: none, those the user created, those a filter matches, or all." },
-};
+  AccessAction: { values: ACCESS_ACTIONS },
+} as const satisfies Record<string, { values: readonly string[]; description?: string }>;
 
 /** The SDL of an enum of BUILDER_ENUMS, from the domain's values. */
 export function graphqlEnum(name: keyof typeof BUILDER_ENUMS): string {
-  const { values, description } = BUILDER_ENUMS[name]!;
+  const { values, description }: { values: readonly string[]; description?: string } = BUILDER_ENUMS[name];
   return `${sdlDescription(description, '  ')}enum ${name} {\n    ${values.join('\n    ')}\n  }`;
 }
 

@@ -53,21 +53,9 @@ const typeDefs = /* GraphQL */ `
 
   ${graphqlInput('TableAccessInput')}
 
-  enum AccessAction {
-    read
-    create
-    update
-    delete
-  }
+  ${graphqlEnum('AccessAction')}
 
-  "A role's level on one table and action, as a feature grant reports it."
-  type DataGrant {
-    roleId: ID!
-    role: String!
-    table: String!
-    action: AccessAction!
-    level: AccessLevel!
-  }
+  ${graphqlObject('DataGrant')}
 
   "What a feature grant did: who sees the feature now, the rules it set to ALL because the feature's GraphQL documents need them, and narrower rules it left as they were."
   type FeatureGrant {

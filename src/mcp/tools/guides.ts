@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { featureAuthoringGuide } from '../../features/authoring-guide.js';
+import { featureAuthoringGuide, featureAuthoringGuideOutput } from '../../features/authoring-guide.js';
 import { hookAuthoringGuide } from '../../hooks/authoring-guide.js';
 import { READ, defineTool } from './types.js';
 import { plain } from './shared.js';
@@ -26,20 +26,7 @@ export const getFeatureAuthoringGuide = defineTool({
   description:
     'Returns the modules a feature may import, the @trellis/ui components with their props, the @trellis/runtime exports with how each is called, the runtime rules, the application\'s theme (colours and shell CSS variables) and a small example, plus `hooks`: the hook authoring guide (the API inside a hook, what each hook type receives and returns with an example, the limits). Read it before writing a feature or a hook.',
   input: z.object({}),
-  output: z.object({
-    allowedModules: z.array(z.record(z.string(), z.unknown())),
-    components: z.array(
-      z.object({
-        name: z.string(),
-        description: z.string(),
-        props: z.array(z.object({ name: z.string(), type: z.string(), description: z.string() })),
-        element: z.string().optional().describe('The HTML element whose attributes the component also passes on'),
-      }),
-    ),
-    runtime: z.array(z.object({ name: z.string(), signature: z.string(), description: z.string() })),
-    runtimeRules: z.array(z.string()),
-    theme: z.record(z.string(), z.unknown()),
-    example: z.string(),
+  output: featureAuthoringGuideOutput.extend({
     hooks: z.object({
       shape: z.string(),
       globals: z.array(z.object({ name: z.string(), description: z.string() })),

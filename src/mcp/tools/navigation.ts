@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { READ, UPSERT, defineTool } from './types.js';
 import { grantFeatureAccessInput, roleOutput } from '../../access/schema.js';
-import { ACCESS_ACTIONS, ACCESS_LEVELS } from '../../tables/access-schema.js';
+import { dataGrantOutput } from '../../tables/access-schema.js';
 import { setEnvironmentVariableInput } from '../../envvars/schema.js';
 import { menuOutput, upsertMenuInput } from '../../menus/schema.js';
 import { plain } from './shared.js';
@@ -45,14 +45,6 @@ export const listRoles = defineTool({
   async run(services, principal) {
     return { data: { roles: plain(await services.access.listRoles(principal)) } };
   },
-});
-
-const dataGrantOutput = z.object({
-  roleId: z.string(),
-  role: z.string(),
-  table: z.string(),
-  action: z.enum(ACCESS_ACTIONS),
-  level: z.enum(ACCESS_LEVELS),
 });
 
 export const grantFeatureAccess = defineTool({
