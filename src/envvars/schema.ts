@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { idOutput, isoTime } from '../platform/validation.js';
 
 /** Largest value of one environment variable: 64 KB of UTF-8. */
 export const ENV_VALUE_MAX_BYTES = 65_536;
@@ -17,6 +18,11 @@ export const deleteEnvironmentVariableInput = z.object({
   name: envName,
   confirm: z.literal(true, { message: 'must be true to delete' }),
 });
+
+/** An environment variable in an answer: never its value. */
+export const environmentVariableOutput = z
+  .object({ _id: idOutput, name: z.string(), createdAt: isoTime, updatedAt: isoTime })
+  .describe('An environment variable of the hook runtime. Its value is write-only: no API returns it.');
 
 export type SetEnvironmentVariableInput = z.input<typeof setEnvironmentVariableInput>;
 export type DeleteEnvironmentVariableInput = z.input<typeof deleteEnvironmentVariableInput>;

@@ -1,17 +1,14 @@
 import type { GraphQLModule } from '../module.js';
 import { requireUser } from './access.js';
 import { argsFor, graphqlArguments } from './operation-args.js';
+import { graphqlObject } from './output-types.js';
 
 const typeDefs = /* GraphQL */ `
-  "An environment variable of the hook runtime. Its value is write-only: no API returns it."
-  type EnvironmentVariable {
-    _id: ID!
-    name: String!
-    createdAt: DateTime!
-    updatedAt: DateTime!
-    "Set in the answer of setEnvironmentVariable: true when the variable did not exist before."
-    created: Boolean
-  }
+  ${graphqlObject(
+    'EnvironmentVariable',
+    `"Set in the answer of setEnvironmentVariable: true when the variable did not exist before."
+    created: Boolean`,
+  )}
 
   extend type Query {
     "Names of the environment variables (never their values)."

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { roleOutput } from '../../access/schema.js';
 import { codeValidationOutput, findingOutput } from '../../authoring/schema.js';
 import { componentOutput, componentPropOutput, featureAuthoringGuideOutput, featureModuleOutput, guideThemeOutput, runtimeExportOutput } from '../../features/authoring-guide.js';
+import { environmentVariableOutput } from '../../envvars/schema.js';
 import { featureWithCodeOutput } from '../../features/schema.js';
 import { hookWithContentOutput } from '../../hooks/schema.js';
 import { menuEntryOutput, menuOutput } from '../../menus/schema.js';
@@ -32,6 +33,7 @@ export const OUTPUT_TYPES = {
   FeatureComponent: componentOutput,
   FeatureComponentProp: componentPropOutput,
   FeatureRuntimeExport: runtimeExportOutput,
+  EnvironmentVariable: environmentVariableOutput,
 } as const satisfies Record<string, z.ZodObject>;
 
 export type OutputTypeName = keyof typeof OUTPUT_TYPES;

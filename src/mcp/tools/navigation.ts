@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { READ, UPSERT, defineTool } from './types.js';
 import { grantFeatureAccessInput, roleOutput } from '../../access/schema.js';
 import { dataGrantOutput } from '../../tables/access-schema.js';
-import { setEnvironmentVariableInput } from '../../envvars/schema.js';
+import { environmentVariableOutput, setEnvironmentVariableInput } from '../../envvars/schema.js';
 import { menuOutput, upsertMenuInput } from '../../menus/schema.js';
 import { plain } from './shared.js';
 
@@ -77,7 +77,7 @@ export const listEnvironmentVariables = defineTool({
   title: 'List environment variable names',
   description: 'Lists the names of environment variables. Values are never readable; hooks read them as env.NAME.',
   input: z.object({}),
-  output: z.object({ variables: z.array(z.object({ name: z.string(), updatedAt: z.string() })) }),
+  output: z.object({ variables: z.array(environmentVariableOutput.pick({ name: true, updatedAt: true })) }),
   annotations: READ,
   cacheable: true,
   async run(services, principal) {
