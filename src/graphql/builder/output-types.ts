@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { roleOutput } from '../../access/schema.js';
 import { codeValidationOutput, findingOutput } from '../../authoring/schema.js';
-import { componentOutput, componentPropOutput, featureAuthoringGuideOutput, featureModuleOutput, guideThemeOutput, runtimeExportOutput } from '../../features/authoring-guide.js';
 import { environmentVariableOutput } from '../../envvars/schema.js';
+import { componentOutput, componentPropOutput, featureAuthoringGuideOutput, featureModuleOutput, guideThemeOutput, runtimeExportOutput } from '../../features/authoring-guide.js';
 import { featureWithCodeOutput } from '../../features/schema.js';
 import { hookWithContentOutput } from '../../hooks/schema.js';
 import { menuEntryOutput, menuOutput } from '../../menus/schema.js';
@@ -46,7 +46,10 @@ const OBJECT_TYPES: ReadonlyMap<z.ZodType, string> = new Map<z.ZodType, string>(
   [guideThemeOutput, 'JSON'],
 ]);
 
-/** Enums of the builder's SDL that are not closed sets of closed-sets.ts (their values have other spellings in inputs). */
+/**
+ * The enums of data access, written from the domain's values. Not closed sets (closed-sets.ts), which
+ * take one spelling: MCP and the CLI write a level in any letter case ('all', 'own').
+ */
 const BUILDER_ENUMS = {
   AccessLevel: { values: ACCESS_LEVELS, description: "How much of a table's records a rule reaches: none, those the user created, those a filter matches, or all." },
   AccessAction: { values: ACCESS_ACTIONS },
