@@ -167,6 +167,11 @@ function deploymentSecret(config: Config): string {
   return dataDirSecret(config.dataDir);
 }
 
+/** Fastify's compiler factory for route schemas, which no route declares (buildHttpServer). */
+function noRouteSchemas(): never {
+  throw new Error('A route declared a JSON schema: Trellis parses requests with zod (src/<domain>/schema.ts)');
+}
+
 /** How long a stop waits for open connections to finish their answers before it cuts them. */
 const CLOSE_GRACE_MS = 3000;
 
@@ -179,6 +184,10 @@ async function buildHttpServer(services: Services, logger: Logger, cliToken: str
     return503OnClosing: true,
     genReqId: requestIdOf,
     childLoggerFactory: requestLogger,
+    // Requests are parsed with zod (src/<domain>/schema.ts), never by a route's JSON schema: Fastify's
+    // Ajv and fast-json-stringify compilers are not loaded (part of every start), and a route that
+    // declared a schema would fail at once instead of being checked by a second set of rules.
+    schemaController: { compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas } },
   });
   observeRequests(app, services, logger);
   await registerCompression(app);
