@@ -209,10 +209,13 @@ export function wrapped(schema: z.ZodType): z.ZodType | undefined {
   return undefined;
 }
 
-/** The closed set (a GraphQL enum or scalar of closed-sets.ts) whose values are exactly `values`. */
-export function closedSetOf(values: readonly unknown[], where: string): string {
+/**
+ * The closed set (a GraphQL enum or scalar of closed-sets.ts, or one of `others` by name) whose
+ * values are exactly `values`.
+ */
+export function closedSetOf(values: readonly unknown[], where: string, others: Readonly<Record<string, readonly string[]>> = {}): string {
   const wanted = new Set(values);
-  for (const [name, members] of [...Object.entries(DOMAIN_ENUMS), ...Object.entries(DOMAIN_SCALARS)]) {
+  for (const [name, members] of [...Object.entries(others), ...Object.entries(DOMAIN_ENUMS), ...Object.entries(DOMAIN_SCALARS)]) {
     if (members.length === wanted.size && members.every((member) => wanted.has(member))) return name;
   }
   throw new Error(`${where}: no closed set of closed-sets.ts holds exactly ${values.join(', ')}`);

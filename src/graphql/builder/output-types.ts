@@ -61,13 +61,7 @@ export function graphqlEnum(name: keyof typeof BUILDER_ENUMS): string {
   return `${sdlDescription(description, '  ')}enum ${name} {\n    ${values.join('\n    ')}\n  }`;
 }
 
-function enumOf(values: readonly unknown[], where: string): string {
-  const wanted = new Set(values);
-  for (const [name, { values: members }] of Object.entries(BUILDER_ENUMS)) {
-    if (members.length === wanted.size && members.every((member) => wanted.has(member))) return name;
-  }
-  return closedSetOf(values, where);
-}
+const BUILDER_ENUM_VALUES: Readonly<Record<string, readonly string[]>> = Object.fromEntries(Object.entries(BUILDER_ENUMS).map(([name, { values }]) => [name, values]));
 
 /** The nullable GraphQL type of an answer's value of `schema`, at `where` (`<type>.<key>`). */
 function outputType(schema: z.ZodType, where: string): string {
@@ -77,7 +71,7 @@ function outputType(schema: z.ZodType, where: string): string {
     if (current === isoTime) return 'DateTime';
     if (idValues.get(current)?.kind === 'id') return 'ID';
     if (current instanceof z.ZodString || current instanceof z.ZodStringFormat) return 'String';
-    if (current instanceof z.ZodEnum) return enumOf(current.options, where);
+    if (current instanceof z.ZodEnum) return closedSetOf(current.options, where, BUILDER_ENUM_VALUES);
     if (current instanceof z.ZodNumber) return current.isInt ? 'Int' : 'Float';
     if (current instanceof z.ZodBoolean) return 'Boolean';
     if (current instanceof z.ZodRecord) return 'JSON';
