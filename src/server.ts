@@ -172,6 +172,14 @@ function noRouteSchemas(): never {
   throw new Error('A route declared a JSON schema: Trellis parses requests with zod (src/<domain>/schema.ts)');
 }
 
+/**
+ * Fastify's `schemaController` option: requests are parsed with zod, never by a route's JSON schema,
+ * so Fastify's Ajv and fast-json-stringify compilers are not loaded (part of every start), and a
+ * route that declared a schema would fail when the server gets ready instead of being checked by a
+ * second set of rules.
+ */
+export const NO_ROUTE_SCHEMAS = { compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas } };
+
 /** How long a stop waits for open connections to finish their answers before it cuts them. */
 const CLOSE_GRACE_MS = 3000;
 
@@ -184,10 +192,7 @@ async function buildHttpServer(services: Services, logger: Logger, cliToken: str
     return503OnClosing: true,
     genReqId: requestIdOf,
     childLoggerFactory: requestLogger,
-    // Requests are parsed with zod (src/<domain>/schema.ts), never by a route's JSON schema: Fastify's
-    // Ajv and fast-json-stringify compilers are not loaded (part of every start), and a route that
-    // declared a schema would fail at once instead of being checked by a second set of rules.
-    schemaController: { compilersFactory: { buildValidator: noRouteSchemas, buildSerializer: noRouteSchemas } },
+    schemaController: NO_ROUTE_SCHEMAS,
   });
   observeRequests(app, services, logger);
   await registerCompression(app);
