@@ -13,10 +13,10 @@ import {
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DOMAIN_ENUMS, DOMAIN_SCALARS } from '../closed-sets.js';
-import { buildBuilderSchema } from '../schema.js';
-import { builderModules } from './index.js';
 import { featureOutput } from '../../features/schema.js';
 import { hookOutput } from '../../hooks/schema.js';
+import { buildBuilderSchema } from '../schema.js';
+import { builderModules } from './index.js';
 import { BUILDER_ARGUMENTS, graphqlArguments, graphqlInput, NOT_IN_GRAPHQL, schemaDescription, type BuilderArgumentsField } from './operation-args.js';
 import { graphqlObject, OUTPUT_TYPES } from './output-types.js';
 
@@ -57,14 +57,11 @@ const ENUM_SPELLINGS: Readonly<Record<string, (value: string) => string>> = {
   AccessLevel: (value) => value.toUpperCase(), // MCP and the CLI write levels in any letter case ('all', 'own')
 };
 
-/**
- * The answers go the other way: each builder type of a record MCP answers too is written from its
- * output schema (OUTPUT_TYPES, graphqlObject); MCP's lists and writes answer picks of the same
- * schemas. Checked here as if written by hand: every key of the schema is a field of the type, of
- * the same kind, nullable exactly where the schema lets it be null or missing, with one text where
- * both describe it; the type may have more (a write's warnings, URLs, counts, resolved on demand).
- */
-const ANSWERED_BY_MCP: Readonly<Record<string, z.ZodObject>> = { ...OUTPUT_TYPES, ListedFeature: featureOutput, ListedHook: hookOutput };
+// The answers go the other way: each builder type of a record MCP answers too is written from its
+// output schema (OUTPUT_TYPES, graphqlObject); MCP's lists and writes answer those schemas or picks
+// of them. Checked here as if written by hand: every key of the schema is a field of the type, of
+// the same kind, nullable exactly where the schema lets it be null or missing, with one text where
+// both describe it; the type may have more (a write's warnings, URLs, counts, resolved on demand).
 
 /** What differs between the fields of an output type and the keys of the output schema `object`. */
 function outputProblems(type: GraphQLObjectType, object: z.ZodObject): string[] {
@@ -251,10 +248,15 @@ describe('builder arguments and their schemas', () => {
     for (const name of Object.keys(DOMAIN_ENUMS)) expect(ENUM_SPELLINGS[name], `${name} is a closed set: one spelling`).toBeUndefined();
   });
 
-  it.each(Object.entries(ANSWERED_BY_MCP))("%s answers what MCP's output schema for it says, described alike", (typeName, object) => {
-    const type = schema.getType(typeName.replace(/^Listed/, ''));
+  it.each(Object.entries(OUTPUT_TYPES))("%s answers what MCP's output schema for it says, described alike", (typeName, object) => {
+    const type = schema.getType(typeName);
     expect(type).toBeInstanceOf(GraphQLObjectType);
     expect([...new Set(outputProblems(type as GraphQLObjectType, object))]).toEqual([]);
+  });
+
+  // Without their code: what MCP's lists and writes answer (featureOutput, hookOutput).
+  it.each(Object.entries({ Feature: featureOutput, Hook: hookOutput }))("%s answers what MCP's lists and writes say of it, described alike", (typeName, object) => {
+    expect([...new Set(outputProblems(schema.getType(typeName) as GraphQLObjectType, object))]).toEqual([]);
   });
 
   it("describes each argument with its key's description in the input schema, the text MCP's tools/list shows", () => {
