@@ -10,16 +10,16 @@ export interface ToolAnnotations {
 }
 
 /**
- * A value as JSON carries it, what `plain()` makes of it: a date as its ISO string, each member
- * likewise. A tool's answer is typed by its output schema, so that the compiler holds the services'
- * records (`interface Feature`) to the shapes tools/list announces (`featureOutput`).
- */
-/**
  * What `run` answers for an output schema's data: the data, and where the schema has a `diff`, that
  * diff beside it (the runner puts it last in the answer).
  */
 export type ToolAnswer<Data> = 'diff' extends keyof Data ? { data: Omit<Data, 'diff'>; diff?: Data['diff' & keyof Data] } : { data: Data; diff?: undefined };
 
+/**
+ * A value as JSON carries it, what `plain()` makes of it: a date as its ISO string, each member
+ * likewise. A tool's answer is typed by its output schema, so that the compiler holds the services'
+ * records (`interface Feature`) to the shapes tools/list announces (`featureOutput`).
+ */
 export type Json<T> = T extends Date ? string : T extends readonly (infer U)[] ? Json<U>[] : T extends object ? { [K in keyof T]: Json<T[K]> } : T;
 
 /** What a tool's `run` answers, as the runner reads it and turns it into an MCP CallToolResult. */
